@@ -1,0 +1,147 @@
+# profil - GNU Makefile.  No generated build system: edit this file.
+#
+#   make                  the library and everything it needs
+#   make check            every test, then again under ASan+UBSan
+#   make install PREFIX=/usr/local DESTDIR=
+#   make example          profile the bundled example and show its profile
+#   make bench            measure sampling rates and overhead
+#
+# Build trees live under B (build/ by default); SAN=1 builds one with
+# AddressSanitizer and UndefinedBehaviorSanitizer.
+
+PREFIX   ?= /usr/local
+LIBDIR   ?= $(PREFIX)/lib
+INCDIR   ?= $(PREFIX)/include
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man
+PKGDIR   ?= $(LIBDIR)/pkgconfig
+DESTDIR  ?=
+
+CC       ?= cc
+CFLAGS   ?= -O2 -g
+B        ?= build
+SAN      ?=
+
+VERSION  := 0.1.0
+SOMAJOR  := 1
+SOVERSION := $(SOMAJOR).0.0
+
+ifeq ($(SAN),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+endif
+
+WARN     := -Wall -Wextra
+BASE     := -std=gnu11 $(WARN) -pthread -Iinclude $(SANFLAGS)
+LIBFLAGS := $(BASE) -fPIC -fvisibility=hidden -fno-delete-null-pointer-checks
+
+RUNTIME_SRC := $(wildcard src/runtime/*.c) src/common/bins.c
+RUNTIME_ASM := $(wildcard src/runtime/*_$(shell uname -m).S)
+RUNTIME_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(RUNTIME_SRC)) \
+               $(patsubst %.S,$(B)/obj/%.o,$(RUNTIME_ASM))
+
+SONAME   := libprofil.so.$(SOMAJOR)
+SHLIB    := $(B)/lib/libprofil.so.$(SOVERSION)
+STLIB    := $(B)/lib/libprofil.a
+
+# Tests: every tests/unit/*.c is a cmocka program; every
+# tests/integration/*.c a program that profiles itself for real and
+# exits 0 when what it checks holds.  tests/integration/*.sh drive
+# programs from outside (exec, fork trees, environment).
+UNIT_SRC  := $(wildcard tests/unit/*.c)
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/unit/%,$(UNIT_SRC))
+INTEG_SRC := $(wildcard tests/integration/*.c)
+INTEG_BIN := $(patsubst tests/integration/%.c,$(B)/tests/integration/%,$(INTEG_SRC))
+TEST_LINK := -L$(B)/lib -Wl,-rpath,$(abspath $(B)/lib) -lprofil
+
+EXAMPLE   := $(B)/examples/crunch
+
+.PHONY: all lib check test-run deps install uninstall example bench clean
+
+all: lib $(EXAMPLE)
+
+lib: $(SHLIB) $(STLIB) $(B)/lib/libprofil.so
+
+$(B)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(B)/obj/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(SHLIB): $(RUNTIME_OBJ) src/runtime/libprofil.map
+	@mkdir -p $(dir $@)
+	$(CC) $(LIBFLAGS) $(CFLAGS) -shared -Wl,-soname,$(SONAME) \
+		-Wl,--version-script=src/runtime/libprofil.map -Wl,-z,defs \
+		-o $@ $(RUNTIME_OBJ)
+
+$(B)/lib/libprofil.so: $(SHLIB)
+	ln -sf libprofil.so.$(SOVERSION) $(B)/lib/$(SONAME)
+	ln -sf libprofil.so.$(SOVERSION) $@
+
+$(STLIB): $(RUNTIME_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $(RUNTIME_OBJ)
+
+# Tests --------------------------------------------------------------
+
+deps:
+	@sh scripts/setup.sh
+
+$(B)/tests/unit/%: tests/unit/%.c $(RUNTIME_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(filter-out %/sampler.o,$(RUNTIME_OBJ)) \
+		$$(pkg-config --cflags --libs cmocka) -ldl
+
+$(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h lib
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(TEST_LINK)
+
+test-run: lib $(UNIT_BIN) $(INTEG_BIN) $(EXAMPLE)
+	@sh tests/run.sh $(B)
+
+check: deps
+	$(MAKE) test-run
+	$(MAKE) test-run B=build/san SAN=1 CFLAGS="-O1 -g"
+	@sh tests/summary.sh build build/san
+
+# Example ------------------------------------------------------------
+
+$(EXAMPLE): examples/crunch.c lib
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -rdynamic -o $@ $< $(TEST_LINK)
+
+example: all
+	$(EXAMPLE)
+
+bench: lib
+	@sh bench/run.sh $(B)
+
+# Install ------------------------------------------------------------
+
+$(B)/profil.pc: profil.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+install: lib $(B)/profil.pc
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR) \
+		$(DESTDIR)$(MANDIR)/man3
+	install -m 644 include/profil.h $(DESTDIR)$(INCDIR)/profil.h
+	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
+	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
+	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(B)/profil.pc $(DESTDIR)$(PKGDIR)/profil.pc
+	for page in man/man3/*.3; do \
+		install -m 644 $$page $(DESTDIR)$(MANDIR)/man3/; done
+
+uninstall:
+	rm -f $(DESTDIR)$(INCDIR)/profil.h $(DESTDIR)$(LIBDIR)/libprofil.* \
+	      $(DESTDIR)$(PKGDIR)/profil.pc
+	for page in man/man3/*.3; do \
+		rm -f $(DESTDIR)$(MANDIR)/man3/$${page##*/}; done
+
+clean:
+	rm -rf build

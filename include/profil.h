@@ -1,0 +1,126 @@
+/*
+ * profil.h - the public interface of libprofil.
+ *
+ * libprofil samples the user-mode program counter of every thread of a
+ * process at regular intervals of CPU time and counts each sample into
+ * histograms the program supplies.  It provides the classic Unix call
+ * profil() under glibc's prototype, so that a program linked with
+ * libprofil gets this implementation instead of glibc's, and a small
+ * native interface for what the classic calls cannot say: the sampling
+ * rate, the backend, and statistics that add up.
+ *
+ * This header may be included together with <unistd.h>, <sys/gmon.h> and
+ * <sys/profil.h>; the declarations agree with glibc's.
+ *
+ * Everything here is documented in profil(3) and profil_stats(3).
+ */
+#ifndef PROFIL_H
+#define PROFIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>	/* brings glibc's <features.h> and __THROW */
+
+#ifdef __THROW
+#define PROFIL_THROW __THROW
+#else
+#define PROFIL_THROW
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * profil - start, change or stop execution-time profiling of the process.
+ *
+ * buf holds bufsiz / 2 counters of 16 bits.  While profiling is on, each
+ * thread of the process is sampled after every period of CPU time it uses;
+ * a sample at pc adds one to counter ((pc - offset) / 2) * scale / 65536,
+ * computed exactly for every 64-bit pc and offset.  A pc below offset or
+ * past the last counter counts nowhere.  Counters stop at 65535.
+ *
+ * scale 0 or 1, buf NULL or bufsiz below 2 turn profiling off.  A call
+ * while profiling is on replaces the buffer; no sample is counted into
+ * the old one after the call returns.
+ *
+ * Returns 0, or -1 with errno EINVAL (scale above 0x10000; the previous
+ * profile goes on) or EFAULT (buf is not writable memory; nothing started).
+ */
+int profil(unsigned short *buf, size_t bufsiz, size_t offset,
+	   unsigned int scale) PROFIL_THROW;
+
+/* Backends that take samples; see profil_set_backend(3). */
+enum profil_backend {
+	PROFIL_BACKEND_AUTO = 0,	/* the first that works here */
+	PROFIL_BACKEND_PERF = 1,	/* perf_event_open software clock */
+	PROFIL_BACKEND_TIMER = 2	/* per-thread POSIX CPU-time timers */
+};
+
+/* The lowest and highest rate profil_set_hz() accepts. */
+#define PROFIL_HZ_MIN 1
+#define PROFIL_HZ_MAX 100000
+/* The rate used when neither PROFIL_HZ nor profil_set_hz() says otherwise. */
+#define PROFIL_HZ_DEFAULT 1000
+
+/*
+ * profil_set_hz - set the sampling rate, in samples per CPU-second of each
+ * thread.  Takes effect at once if profiling is on, and for every later
+ * start.  Returns 0, or -1 with errno EINVAL if hz is outside
+ * [PROFIL_HZ_MIN, PROFIL_HZ_MAX].
+ */
+int profil_set_hz(unsigned int hz) PROFIL_THROW;
+
+/*
+ * profil_set_backend - choose the backend for the next start of
+ * profiling.  Returns 0, or -1 with errno EINVAL (unknown backend),
+ * EBUSY (profiling is on: stop it first) or ENOTSUP (that backend is not
+ * available in this build or on this kernel).
+ */
+int profil_set_backend(enum profil_backend backend) PROFIL_THROW;
+
+/*
+ * Statistics of the process since it started or since the last
+ * profil_reset_stats().  By construction
+ *	taken == counted + outside + dropped
+ *	dropped == saturated + lost
+ * Counts are samples: a backend that observes the pc once for several
+ * periods of CPU time (a timer that fired late) takes one sample for each
+ * period, all at the observed pc; "observed" counts those observations.
+ */
+struct profil_stats {
+	uint64_t taken;		/* samples taken */
+	uint64_t counted;	/* added to a counter */
+	uint64_t outside;	/* pc outside every region */
+	uint64_t dropped;	/* saturated + lost */
+	uint64_t saturated;	/* the counter was already at its maximum */
+	uint64_t lost;		/* taken but not countable: buffer unwritable */
+	uint64_t observed;	/* times a pc was read (signals, records) */
+	uint64_t cpu_ns;	/* CPU time the samples stand for */
+	uint32_t hz;		/* rate asked for */
+	uint32_t achieved_hz;	/* observations per CPU-second */
+	uint32_t threads;	/* threads given a sampler since the reset */
+	uint32_t threads_unsampled; /* threads that could not be given one */
+	int32_t backend;	/* enum profil_backend in use; 0 if never on */
+	int32_t active;		/* 1 while profiling is on */
+	int32_t faulted;	/* 1 if profiling stopped itself because the
+				   buffer stopped being writable */
+	int32_t reserved;
+};
+
+/*
+ * profil_get_stats - copy the statistics into *st.  size is
+ * sizeof(struct profil_stats) as the caller knows it, so that a program
+ * built against an older header keeps working.  Returns 0, or -1 with
+ * errno EINVAL (st NULL or size 0).
+ */
+int profil_get_stats(struct profil_stats *st, size_t size) PROFIL_THROW;
+
+/* profil_reset_stats - set every count to zero; profiling goes on. */
+void profil_reset_stats(void) PROFIL_THROW;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PROFIL_H */

@@ -1,0 +1,50 @@
+/*
+ * backend.h - what a sampling backend provides to the sampler.
+ *
+ * A backend only produces samples: it observes the user pc of a thread
+ * after each period of that thread's CPU time and hands it to
+ * sampler_take() with a weight (how many periods the observation stands
+ * for).  It knows nothing of buffers.  The sampler owns the thread list
+ * and the life cycle and calls these hooks with its lock held, never
+ * from a signal handler.
+ */
+#ifndef PROFIL_BACKEND_H
+#define PROFIL_BACKEND_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What the sampler keeps per sampled thread; the backend owns handle. */
+struct thread_slot {
+	pid_t tid;
+	int handle;	/* a timer id, a descriptor: the backend's to use */
+};
+
+struct backend {
+	const char *name;
+	int id;		/* enum profil_backend */
+
+	/*
+	 * Process-wide set-up before the first thread is armed (signal
+	 * handler, helper state).  generation tags this session's samples.
+	 * Returns 0 or a negative errno: -EACCES, -EPERM, -ENOSYS, -ENOENT
+	 * mean "not allowed here", and auto moves on to the next backend.
+	 */
+	int (*open)(unsigned hz, unsigned generation);
+	/* Start sampling thread tid.  Returns 0 or a negative errno. */
+	int (*arm)(struct thread_slot *slot, pid_t tid);
+	/* Change the rate of a sampled thread. */
+	int (*set_hz)(struct thread_slot *slot, unsigned hz);
+	/* Stop sampling one thread and release what arm() took. */
+	void (*disarm)(struct thread_slot *slot);
+	/* In a fork child: release slot's resources without touching the
+	   parent's (the thread does not exist in the child). */
+	void (*forget)(struct thread_slot *slot);
+	/* Process-wide tear-down after every thread is disarmed: afterwards
+	   no signal or descriptor of the backend is left. */
+	void (*close)(void);
+};
+
+extern const struct backend backend_timer;
+
+#endif

@@ -1,0 +1,185 @@
+/*
+ * backend_timer.c - sampling with POSIX per-thread CPU-time timers.
+ *
+ * Each thread gets a timer on its own CPU clock that sends a real-time
+ * signal to that thread (SIGEV_THREAD_ID) after every period of CPU
+ * time.  Works wherever timers and signals do, including where
+ * perf_event_open is forbidden.  The kernel checks CPU-time timers only
+ * at its scheduler tick (250 Hz here), so above that rate one signal
+ * stands for several periods: the timer's overrun count says how many,
+ * and the sample is weighted by it, so that counts still measure CPU time.
+ *
+ * The signal is a real-time signal no one else uses (so a program's own
+ * SIGPROF and ITIMER_PROF are left alone); its number travels with the
+ * session generation in si_value so that a signal queued by an earlier
+ * session is recognised and ignored.
+ *
+ * on_sample() is a signal handler: async-signal-safe, lock-free, no
+ * malloc, no stdio, no locks.  The other functions run under the
+ * sampler's lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../include/profil.h"
+#include "backend.h"
+#include "context.h"
+#include "sampler.h"
+
+static int timer_signal;	/* 0 while closed */
+static unsigned session;	/* generation of the open session */
+static struct itimerspec period;
+
+static void on_sample(int sig, siginfo_t *info, void *context)
+{
+	(void)sig;
+	if (info->si_code != SI_TIMER)
+		return;		/* not from one of our timers */
+	int saved_errno = errno;
+	uintptr_t *pc = context_pc(context);
+	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
+	enum take_result r = sampler_take((unsigned)info->si_value.sival_int,
+					  pc ? *pc : 0, weight);
+	if (r == TAKE_OFF) {
+		static const struct itimerspec zero;
+		syscall(SYS_timer_settime, info->si_timerid, 0, &zero, NULL);
+	}
+	errno = saved_errno;
+}
+
+static int is_ours(int sig)
+{
+	struct sigaction sa;
+	return sigaction(sig, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO)
+	       && sa.sa_sigaction == on_sample;
+}
+
+static int is_free(int sig)
+{
+	struct sigaction sa;
+	return sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO)
+	       && sa.sa_handler == SIG_DFL;
+}
+
+/* The highest real-time signal no one has a handler for, away from the
+ * low ones that threading libraries and programs take first. */
+static int pick_signal(void)
+{
+	for (int sig = SIGRTMAX - 4; sig >= SIGRTMIN + 4; sig--)
+		if (is_ours(sig))
+			return sig;
+	for (int sig = SIGRTMAX - 4; sig >= SIGRTMIN + 4; sig--)
+		if (is_free(sig))
+			return sig;
+	return 0;
+}
+
+static void set_period(unsigned hz)
+{
+	long ns = 1000000000L / (long)hz;
+	period.it_interval.tv_sec = ns / 1000000000L;
+	period.it_interval.tv_nsec = ns % 1000000000L;
+	period.it_value = period.it_interval;
+}
+
+static int timer_open(unsigned hz, unsigned generation)
+{
+	int sig = timer_signal ? timer_signal : pick_signal();
+	if (!sig)
+		return -EAGAIN;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sample;
+	/* SA_RESTART: a sample must not make a read() fail with EINTR.
+	   Block every other signal meanwhile but the synchronous ones, so
+	   that no handler of the program runs nested inside ours. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
+	sigdelset(&sa.sa_mask, SIGILL);
+	sigdelset(&sa.sa_mask, SIGFPE);
+	sigdelset(&sa.sa_mask, SIGTRAP);
+	if (sigaction(sig, &sa, NULL) != 0)
+		return -errno;
+	timer_signal = sig;
+	session = generation;
+	set_period(hz);
+	return 0;
+}
+
+/* The CPU clock of thread tid, as glibc's pthread_getcpuclockid makes it. */
+static clockid_t thread_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+
+static int timer_arm(struct thread_slot *slot, pid_t tid)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = timer_signal;
+	sev.sigev_value.sival_int = (int)session;
+	sev._sigev_un._tid = tid;
+	int id;
+	if (syscall(SYS_timer_create, thread_clock(tid), &sev, &id) != 0)
+		return -errno;
+	if (syscall(SYS_timer_settime, id, 0, &period, NULL) != 0) {
+		int err = errno;
+		syscall(SYS_timer_delete, id);
+		return -err;
+	}
+	slot->tid = tid;
+	slot->handle = id;
+	return 0;
+}
+
+static int timer_set_hz(struct thread_slot *slot, unsigned hz)
+{
+	set_period(hz);
+	return syscall(SYS_timer_settime, slot->handle, 0, &period, NULL) ? -errno : 0;
+}
+
+static void timer_disarm(struct thread_slot *slot)
+{
+	syscall(SYS_timer_delete, slot->handle);
+	slot->handle = -1;
+}
+
+static void timer_forget(struct thread_slot *slot)
+{
+	/* Timers are not inherited across fork: nothing to release. */
+	slot->handle = -1;
+}
+
+static void timer_close(void)
+{
+	if (!timer_signal)
+		return;
+	/* Ignoring a signal discards every pending instance of it; then
+	   the default leaves no trace for an exec'd image to inherit. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(timer_signal, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(timer_signal, &sa, NULL);
+	timer_signal = 0;
+}
+
+const struct backend backend_timer = {
+	.name = "timer",
+	.id = PROFIL_BACKEND_TIMER,
+	.open = timer_open,
+	.arm = timer_arm,
+	.set_hz = timer_set_hz,
+	.disarm = timer_disarm,
+	.forget = timer_forget,
+	.close = timer_close,
+};

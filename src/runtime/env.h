@@ -1,0 +1,28 @@
+/*
+ * env.h - the environment variables the runtime reads (SPEC section 7).
+ */
+#ifndef PROFIL_ENV_H
+#define PROFIL_ENV_H
+
+struct env_settings {
+	unsigned hz;	/* PROFIL_HZ, else PROFIL_HZ_DEFAULT */
+	int backend;	/* PROFIL_BACKEND, else PROFIL_BACKEND_AUTO */
+};
+
+/*
+ * Read the variables.  A bad value is reported once on standard error,
+ * naming the variable, the value and what is used instead.
+ */
+void env_read(struct env_settings *out);
+
+/* Parse a rate as PROFIL_HZ takes it; false if it is not one. */
+int env_parse_hz(const char *text, unsigned *hz);
+
+/* Parse a backend name as PROFIL_BACKEND takes it; false if unknown. */
+int env_parse_backend(const char *text, int *backend);
+
+/* Write one line "libprofil: NAME=VALUE: PROBLEM; using USED" to stderr. */
+void env_complain(const char *name, const char *value, const char *problem,
+		  const char *used);
+
+#endif

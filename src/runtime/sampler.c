@@ -1,0 +1,372 @@
+/*
+ * sampler.c - the sampler core.
+ *
+ * One profiling session per process: a backend, the list of sampled
+ * threads, the rate, and a generation number that tags the session's
+ * samples.  Everything that changes the session runs under one mutex and
+ * never in a signal handler.  sampler_take() is the exception: it is
+ * the path every sample takes from a backend's signal handler or drain
+ * loop into the sinks, and it is async-signal-safe and lock-free.
+ *
+ * Life cycle: a thread created through pthread_create is armed as it
+ * starts and disarmed as it exits (threads.c); threads that exist when
+ * profiling starts are found in /proc/self/task.  After fork the child
+ * re-arms its only thread; before exec everything is torn down so that
+ * the new image inherits no timer, signal or descriptor.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../../include/profil.h"
+#include "backend.h"
+#include "env.h"
+#include "fault.h"
+#include "sampler.h"
+#include "stats.h"
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The sampled threads: touched only under lock. */
+static struct thread_slot *slots;
+static size_t nslots, capacity;
+
+static const struct backend *const backends[] = {
+	&backend_timer,
+};
+
+static const struct backend *backend;	/* open while active */
+static int wanted = PROFIL_BACKEND_AUTO;
+static int used;			/* id of the backend last opened */
+static unsigned hz = PROFIL_HZ_DEFAULT;
+static pid_t owner;			/* the process the session belongs to */
+static int suspended;			/* torn down for an exec that may fail */
+
+/* Read by signal handlers. */
+static atomic_int active;
+static atomic_int faulted;
+static atomic_uint generation;
+static atomic_uint_fast64_t period_ns = 1000000000u / PROFIL_HZ_DEFAULT;
+
+enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight)
+{
+	if (gen != atomic_load(&generation))
+		return TAKE_STALE;
+	if (!atomic_load(&active) || atomic_load(&faulted))
+		return TAKE_OFF;
+	enum sink_result r = sinks_count(pc, weight);
+	if (r == SINK_NONE)
+		return TAKE_OFF;
+	stats_add(&stats.observed, 1);
+	stats_add(&stats.cpu_ns, weight * atomic_load_explicit(&period_ns, memory_order_relaxed));
+	if (r == SINK_FAULT) {
+		atomic_store(&faulted, 1);
+		return TAKE_OFF;
+	}
+	return TAKE_OK;
+}
+
+static pid_t current_tid(void)
+{
+	return (pid_t)gettid();
+}
+
+static struct thread_slot *find_slot(pid_t tid)
+{
+	for (size_t i = 0; i < nslots; i++)
+		if (slots[i].tid == tid)
+			return &slots[i];
+	return NULL;
+}
+
+/* Give thread tid a sampler, unless it has one. */
+static void arm_thread(pid_t tid)
+{
+	if (find_slot(tid))
+		return;
+	if (nslots == capacity) {
+		size_t n = capacity ? capacity * 2 : 64;
+		struct thread_slot *p = realloc(slots, n * sizeof *p);
+		if (!p) {
+			atomic_fetch_add(&stats.threads_unsampled, 1);
+			return;
+		}
+		slots = p;
+		capacity = n;
+	}
+	int r = backend->arm(&slots[nslots], tid);
+	if (r == 0) {
+		nslots++;
+		atomic_fetch_add(&stats.threads, 1);
+	} else if (r != -ESRCH && r != -EINVAL) {
+		/* ESRCH, EINVAL: the thread exited while we looked. */
+		atomic_fetch_add(&stats.threads_unsampled, 1);
+	}
+}
+
+/* Arm every thread of the process. */
+static void arm_all(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	if (!dir) {
+		arm_thread(current_tid());
+		return;
+	}
+	struct dirent *d;
+	while ((d = readdir(dir)) != NULL) {
+		char *end;
+		long tid = strtol(d->d_name, &end, 10);
+		if (*end == '\0' && tid > 0)
+			arm_thread((pid_t)tid);
+	}
+	closedir(dir);
+}
+
+static void disarm_all(void)
+{
+	for (size_t i = 0; i < nslots; i++)
+		backend->disarm(&slots[i]);
+	nslots = 0;
+}
+
+/* Open the backend asked for, or under auto the first that works. */
+static int open_backend(void)
+{
+	int last = -ENOTSUP;
+	for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+		const struct backend *b = backends[i];
+		if (wanted != PROFIL_BACKEND_AUTO && wanted != b->id)
+			continue;
+		last = b->open(hz, atomic_load(&generation));
+		if (last == 0) {
+			backend = b;
+			used = b->id;
+			return 0;
+		}
+		if (wanted != PROFIL_BACKEND_AUTO)
+			break;
+	}
+	return last;
+}
+
+/* Open a backend for a new generation and arm every thread. */
+static int go_live(void)
+{
+	atomic_fetch_add(&generation, 1);
+	atomic_store(&period_ns, 1000000000u / hz);
+	int r = open_backend();
+	if (r != 0)
+		return r;
+	atomic_store(&faulted, 0);
+	atomic_store(&active, 1);
+	arm_all();
+	return 0;
+}
+
+/* Stop the backend; the sinks stay installed. */
+static void go_dark(void)
+{
+	if (!backend)
+		return;
+	atomic_store(&active, 0);
+	disarm_all();
+	backend->close();
+	backend = NULL;
+	atomic_fetch_add(&generation, 1);
+}
+
+int sampler_start(struct sink_set *set)
+{
+	pthread_mutex_lock(&lock);
+	if (atomic_load(&active) && !atomic_load(&faulted)) {
+		sinks_replace(set);
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
+	go_dark();
+	suspended = 0;
+	owner = getpid();
+	fault_install();
+	sinks_replace(set);
+	int r = go_live();
+	if (r != 0)
+		sinks_replace(NULL);
+	pthread_mutex_unlock(&lock);
+	if (r != 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
+}
+
+void sampler_stop(void)
+{
+	pthread_mutex_lock(&lock);
+	go_dark();
+	suspended = 0;
+	sinks_replace(NULL);
+	pthread_mutex_unlock(&lock);
+}
+
+int sampler_set_hz(unsigned new_hz)
+{
+	if (new_hz < PROFIL_HZ_MIN || new_hz > PROFIL_HZ_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	pthread_mutex_lock(&lock);
+	hz = new_hz;
+	atomic_store(&period_ns, 1000000000u / hz);
+	if (backend)
+		for (size_t i = 0; i < nslots; i++)
+			backend->set_hz(&slots[i], hz);
+	pthread_mutex_unlock(&lock);
+	return 0;
+}
+
+static int backend_built(int id)
+{
+	int found = id == PROFIL_BACKEND_AUTO;
+	for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+		found |= backends[i]->id == id;
+	return found;
+}
+
+int sampler_set_backend(int id)
+{
+	int found = backend_built(id);
+	if (id != PROFIL_BACKEND_AUTO && id != PROFIL_BACKEND_PERF
+	    && id != PROFIL_BACKEND_TIMER) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!found) {
+		errno = ENOTSUP;
+		return -1;
+	}
+	pthread_mutex_lock(&lock);
+	int busy = atomic_load(&active);
+	if (!busy)
+		wanted = id;
+	pthread_mutex_unlock(&lock);
+	if (busy) {
+		errno = EBUSY;
+		return -1;
+	}
+	return 0;
+}
+
+unsigned sampler_hz(void)
+{
+	return hz;
+}
+
+int sampler_backend_in_use(void)
+{
+	return used;
+}
+
+int sampler_active(void)
+{
+	return atomic_load(&active) && !atomic_load(&faulted);
+}
+
+int sampler_faulted(void)
+{
+	return atomic_load(&faulted);
+}
+
+void sampler_thread_begin(void)
+{
+	pthread_mutex_lock(&lock);
+	if (backend && owner == getpid() && atomic_load(&active) && !atomic_load(&faulted))
+		arm_thread(current_tid());
+	pthread_mutex_unlock(&lock);
+}
+
+void sampler_thread_end(void)
+{
+	pthread_mutex_lock(&lock);
+	struct thread_slot *slot = backend ? find_slot(current_tid()) : NULL;
+	if (slot) {
+		backend->disarm(slot);
+		*slot = slots[--nslots];
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void sampler_before_exec(void)
+{
+	/* In a vfork child the memory is the parent's: touch nothing. */
+	if (owner != getpid())
+		return;
+	pthread_mutex_lock(&lock);
+	if (backend) {
+		go_dark();
+		suspended = 1;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void sampler_after_exec_failed(void)
+{
+	if (owner != getpid())
+		return;
+	pthread_mutex_lock(&lock);
+	if (suspended) {
+		suspended = 0;
+		if (go_live() != 0)
+			sinks_replace(NULL);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void after_fork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	lock = fresh;
+	sinks_after_fork();
+	if (!backend)
+		return;
+	/* The parent's threads and timers do not exist here. */
+	for (size_t i = 0; i < nslots; i++)
+		backend->forget(&slots[i]);
+	nslots = 0;
+	owner = getpid();
+	int on = atomic_load(&active) && !atomic_load(&faulted);
+	atomic_store(&active, 0);
+	backend->close();
+	backend = NULL;
+	if (on && go_live() != 0)
+		sinks_replace(NULL);
+}
+
+__attribute__((constructor)) static void sampler_init(void)
+{
+	owner = getpid();
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+	struct env_settings env;
+	env_read(&env);
+	hz = env.hz;
+	wanted = env.backend;
+	if (!backend_built(wanted)) {
+		env_complain("PROFIL_BACKEND", getenv("PROFIL_BACKEND"),
+			     "not available in this build", "auto");
+		wanted = PROFIL_BACKEND_AUTO;
+	}
+	atomic_store(&period_ns, 1000000000u / hz);
+}

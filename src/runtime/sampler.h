@@ -1,0 +1,52 @@
+/*
+ * sampler.h - the sampler core: one session of profiling for the whole
+ * process, the list of sampled threads, and what happens to them at
+ * thread creation and exit, fork and exec.
+ */
+#ifndef PROFIL_SAMPLER_H
+#define PROFIL_SAMPLER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sink.h"
+
+/*
+ * Start profiling into set, or replace the sinks of the running session.
+ * Takes ownership of set.  Returns 0 or -1 with errno.
+ */
+int sampler_start(struct sink_set *set);
+
+/* Stop profiling (if on); no sink is written after it returns. */
+void sampler_stop(void);
+
+/* Rate and backend for this and later sessions (see profil.h). */
+int sampler_set_hz(unsigned hz);
+int sampler_set_backend(int backend);
+unsigned sampler_hz(void);
+int sampler_backend_in_use(void);
+int sampler_active(void);
+int sampler_faulted(void);
+
+/* What sampler_take() tells the backend. */
+enum take_result {
+	TAKE_OK,	/* counted */
+	TAKE_OFF,	/* this session is off: stop the thread's sampler */
+	TAKE_STALE	/* a left-over of an earlier session: ignore it */
+};
+
+/*
+ * Hand over weight samples at pc, taken under session generation.
+ * Async-signal-safe and lock-free: called from signal handlers.
+ */
+enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight);
+
+/* Thread life cycle, from threads.c (never from a signal handler). */
+void sampler_thread_begin(void);
+void sampler_thread_end(void);
+
+/* Around execve and friends: stop everything, or restart after failure. */
+void sampler_before_exec(void);
+void sampler_after_exec_failed(void);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * satadd.h - saturating, atomic, fault-tolerant counter increments.
+ *
+ * A profil buffer belongs to the program, which may unmap it or make it
+ * read-only at any time.  The kernel's profil survives that by counting
+ * with a fault-checked copy; here the increment is a small assembly
+ * routine whose faulting instructions are listed, like a kernel exception
+ * table, so that the SIGSEGV/SIGBUS handler of fault.c can resume it at
+ * its fixup label, which returns -1.  Nothing on the normal path costs
+ * more than a lock cmpxchg.
+ *
+ * Async-signal-safe and lock-free.
+ */
+#ifndef PROFIL_SATADD_H
+#define PROFIL_SATADD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/*
+ * Add w to *counter, stopping at the type's maximum.  Returns how much
+ * was added (0..w), or -1 if the counter is not writable memory.
+ */
+int64_t satadd16(uint16_t *counter, uint32_t w);
+int64_t satadd32(uint32_t *counter, uint32_t w);
+
+/* True if satadd16/satadd32 can recover from a fault on this machine. */
+bool satadd_recovers(void);
+
+/*
+ * If pc is one of the instructions of satadd16/satadd32 that may fault,
+ * return the address to resume at; else 0.
+ */
+uintptr_t satadd_fixup(uintptr_t pc);
+
+#endif

@@ -1,0 +1,93 @@
+/*
+ * sink.c - counting samples into the program's histograms.
+ *
+ * sinks_count() runs in signal handlers: it is async-signal-safe and
+ * lock-free (no malloc, no stdio, no locks).
+ *
+ * Replacing the sink set uses two reader counters indexed by the parity
+ * of an epoch, a small form of RCU: a handler announces itself on the
+ * counter of the current epoch, checks that the epoch did not move, and
+ * only then reads the set.  The writer publishes the new set, moves the
+ * epoch, and waits for the old epoch's counter to drain; handlers are
+ * short and never block, so the wait is a few microseconds.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "../common/bins.h"
+#include "satadd.h"
+#include "sink.h"
+#include "stats.h"
+
+static _Atomic(struct sink_set *) current;
+static atomic_uint epoch;
+static atomic_uint readers[2];
+
+struct sink_set *sinks_new(unsigned n)
+{
+	struct sink_set *set = calloc(1, sizeof *set + n * sizeof set->regions[0]);
+	if (set)
+		set->nregions = n;
+	return set;
+}
+
+void sinks_replace(struct sink_set *set)
+{
+	struct sink_set *old = atomic_exchange(&current, set);
+	unsigned e = atomic_fetch_add(&epoch, 1);
+	while (atomic_load(&readers[e & 1]) != 0)
+		sched_yield();
+	free(old);
+}
+
+int sinks_installed(void)
+{
+	return atomic_load(&current) != NULL;
+}
+
+void sinks_after_fork(void)
+{
+	atomic_store(&readers[0], 0);
+	atomic_store(&readers[1], 0);
+}
+
+static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
+				 uint32_t weight)
+{
+	for (unsigned i = 0; i < set->nregions; i++) {
+		const struct region *r = &set->regions[i];
+		uint64_t index;
+		if (!bins_index(pc, r->offset, r->scale, r->ncounters, &index))
+			continue;
+		int64_t added = r->width == 4
+			? satadd32((uint32_t *)r->base + index, weight)
+			: satadd16((uint16_t *)r->base + index, weight);
+		if (added < 0) {
+			stats_add(&stats.lost, weight);
+			return SINK_FAULT;
+		}
+		stats_add(&stats.counted, (uint64_t)added);
+		stats_add(&stats.saturated, weight - (uint64_t)added);
+		return SINK_OK;
+	}
+	stats_add(&stats.outside, weight);
+	return SINK_OK;
+}
+
+enum sink_result sinks_count(uintptr_t pc, uint32_t weight)
+{
+	unsigned e;
+	for (;;) {
+		e = atomic_load(&epoch);
+		atomic_fetch_add(&readers[e & 1], 1);
+		if (atomic_load(&epoch) == e)
+			break;
+		atomic_fetch_sub(&readers[e & 1], 1);
+	}
+	const struct sink_set *set = atomic_load(&current);
+	enum sink_result result = set ? count_in(set, pc, weight) : SINK_NONE;
+	atomic_fetch_sub(&readers[e & 1], 1);
+	return result;
+}

@@ -1,0 +1,55 @@
+/*
+ * sink.h - the only code that touches counters.
+ *
+ * A sink set is the list of histograms samples go to (one for profil(),
+ * several for sprofil()).  The sampler hands every sample to
+ * sinks_count(), which files it in exactly one statistic.  Sink sets are
+ * replaced by sinks_replace(), which returns only when no signal handler
+ * can still be counting into the old set, so that a buffer the caller has
+ * replaced or turned off is never written again.
+ */
+#ifndef PROFIL_SINK_H
+#define PROFIL_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct region {
+	uint64_t offset;	/* pc of the first counter */
+	uint64_t ncounters;
+	uint32_t scale;		/* 2 .. 0x10000 */
+	uint32_t width;		/* bytes per counter: 2 or 4 */
+	void *base;		/* the program's counters */
+};
+
+struct sink_set {
+	unsigned nregions;
+	struct region regions[];	/* highest offset first */
+};
+
+/* A new set with room for n regions, or NULL (errno ENOMEM). */
+struct sink_set *sinks_new(unsigned n);
+
+/*
+ * Install set (NULL for none), wait until no handler uses the previous
+ * one, and free it.  Called with the sampler's lock held.
+ */
+void sinks_replace(struct sink_set *set);
+
+/* True if a sink set is installed. */
+int sinks_installed(void);
+
+enum sink_result { SINK_OK, SINK_FAULT, SINK_NONE };
+
+/*
+ * Count weight samples at pc.  Async-signal-safe and lock-free.
+ * SINK_FAULT means a counter was not writable: the samples are counted
+ * as lost and the caller should turn profiling off.  SINK_NONE means no
+ * set is installed (profiling is being turned off): nothing was taken.
+ */
+enum sink_result sinks_count(uintptr_t pc, uint32_t weight);
+
+/* In the child after fork(): no handler of the parent is running here. */
+void sinks_after_fork(void);
+
+#endif
