@@ -89,14 +89,16 @@ $(STLIB): $(RUNTIME_OBJ)
 deps:
 	@sh scripts/setup.sh
 
-$(B)/tests/unit/%: tests/unit/%.c $(RUNTIME_OBJ)
+# Unit tests link the static library, so they reach its internal
+# (hidden) functions too.
+$(B)/tests/unit/%: tests/unit/%.c $(STLIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(filter-out %/sampler.o,$(RUNTIME_OBJ)) \
-		$$(pkg-config --cflags --libs cmocka) -ldl
+	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(STLIB) \
+		$$(pkg-config --cflags --libs cmocka) -lm
 
 $(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h lib
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(TEST_LINK)
+	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(TEST_LINK) -lm
 
 test-run: lib $(UNIT_BIN) $(INTEG_BIN) $(EXAMPLE)
 	@sh tests/run.sh $(B)

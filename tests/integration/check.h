@@ -1,0 +1,154 @@
+/*
+ * check.h - what the integration tests share.
+ *
+ * Each test is a real program that profiles itself with libprofil and
+ * exits 0 when everything it checks holds, 1 otherwise, printing one line
+ * per failed check.  Functions whose samples a test counts live in
+ * sections of their own (HOT), so that their address range is known
+ * exactly from the linker's __start_/__stop_ symbols, without a symbol
+ * table.
+ *
+ * Statistical checks take their bounds from the sampling error: with n
+ * independent observations of a fraction p, the standard error is
+ * sqrt(p(1-p)/n); a bound of 6 standard errors fails by chance about
+ * once in 500 million runs.
+ */
+#ifndef PROFIL_TEST_CHECK_H
+#define PROFIL_TEST_CHECK_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "profil.h"
+#include "../../src/common/bins.h"
+
+static int check_failures;
+
+#define CHECK(cond, ...)						\
+	do {								\
+		if (!(cond)) {						\
+			check_failures++;				\
+			fprintf(stderr, "not ok: %s:%d: %s: ", __FILE__, \
+				__LINE__, #cond);			\
+			fprintf(stderr, __VA_ARGS__);			\
+			fputc('\n', stderr);				\
+		}							\
+	} while (0)
+
+static inline int check_done(const char *name)
+{
+	if (check_failures)
+		fprintf(stderr, "%s: %d check(s) failed\n", name, check_failures);
+	return check_failures ? 1 : 0;
+}
+
+/* A function in a section of its own, whose range HOT_START/HOT_STOP give. */
+#define HOT(name) __attribute__((noinline, noclone, used, section("hot_" #name)))
+#define HOT_DECLARE(name) extern char __start_hot_##name[], __stop_hot_##name[]
+#define HOT_START(name) ((uintptr_t)__start_hot_##name)
+#define HOT_STOP(name) ((uintptr_t)__stop_hot_##name)
+
+/* The program's text, which a histogram with scale 0x10000 covers. */
+extern char __executable_start[], etext[];
+
+struct histogram {
+	unsigned short *buf;
+	size_t bufsiz;
+	uintptr_t offset;
+	unsigned scale;
+};
+
+/* One 16-bit counter per 2 bytes of the program's text. */
+static inline struct histogram histogram_of_text(void)
+{
+	struct histogram h;
+	h.offset = (uintptr_t)__executable_start;
+	h.scale = 0x10000;
+	size_t n = ((uintptr_t)etext - h.offset) / 2 + 1;
+	h.bufsiz = n * sizeof(unsigned short);
+	h.buf = calloc(n, sizeof(unsigned short));
+	if (!h.buf)
+		abort();
+	return h;
+}
+
+static inline int histogram_start(const struct histogram *h)
+{
+	return profil(h->buf, h->bufsiz, h->offset, h->scale);
+}
+
+/* Sum of the counters for the pcs in [lo, hi). */
+static inline uint64_t histogram_sum(const struct histogram *h, uintptr_t lo,
+				     uintptr_t hi)
+{
+	uint64_t first, last, sum = 0, n = h->bufsiz / 2;
+	if (hi <= lo || !bins_index(lo, h->offset, h->scale, n, &first))
+		return 0;
+	if (!bins_index(hi - 1, h->offset, h->scale, n, &last))
+		last = n - 1;
+	for (uint64_t i = first; i <= last; i++)
+		sum += __atomic_load_n(&h->buf[i], __ATOMIC_RELAXED);
+	return sum;
+}
+
+static inline uint64_t histogram_total(const struct histogram *h)
+{
+	return histogram_sum(h, h->offset, UINTPTR_MAX);
+}
+
+static inline double cpu_seconds(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static inline struct profil_stats stats_now(void)
+{
+	struct profil_stats st;
+	if (profil_get_stats(&st, sizeof st) != 0)
+		abort();
+	return st;
+}
+
+/* The statistics add up, as SPEC section 2 says they must. */
+static inline void check_stats_add_up(const struct profil_stats *st)
+{
+	CHECK(st->taken == st->counted + st->outside + st->dropped,
+	      "taken %llu != counted %llu + outside %llu + dropped %llu",
+	      (unsigned long long)st->taken, (unsigned long long)st->counted,
+	      (unsigned long long)st->outside, (unsigned long long)st->dropped);
+	CHECK(st->dropped == st->saturated + st->lost,
+	      "dropped %llu != saturated %llu + lost %llu",
+	      (unsigned long long)st->dropped,
+	      (unsigned long long)st->saturated, (unsigned long long)st->lost);
+}
+
+/*
+ * Is the fraction seen within the sampling error of the one expected,
+ * given n independent observations?  slack absorbs what is not sampling
+ * error (code outside the measured functions).
+ */
+static inline int within_error(double seen, double expected, double n,
+			       double slack)
+{
+	double p = expected < 0.01 ? 0.01 : expected > 0.99 ? 0.99 : expected;
+	double se = sqrt(p * (1 - p) / (n > 1 ? n : 1));
+	return fabs(seen - expected) <= 6 * se + slack;
+}
+
+/* Burn CPU in a loop the compiler cannot remove. */
+static volatile uint64_t check_sink;
+static inline uint64_t spin_step(uint64_t x)
+{
+	return x * 6364136223846793005u + 1442695040888963407u;
+}
+
+#endif

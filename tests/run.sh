@@ -1,0 +1,42 @@
+#!/bin/sh
+# run.sh BUILD_DIR - run every test built in BUILD_DIR, one line each,
+# and close with "N passed, N failed".  Results go to BUILD_DIR/results
+# for summary.sh.
+B=${1:-build}
+root=$(cd "$(dirname "$0")/.." && pwd)
+out="$B/results"
+mkdir -p "$B/logs"
+: > "$out"
+passed=0
+failed=0
+failed_names=""
+
+run_one() {	# name command...
+	name=$1; shift
+	log="$B/logs/$(echo "$name" | tr '/' '_').log"
+	start=$(date +%s)
+	if PROFIL_TEST_ROOT="$root" PROFIL_TEST_BUILD="$B" timeout 600 "$@" > "$log" 2>&1; then
+		passed=$((passed + 1))
+		echo "ok      $name ($(( $(date +%s) - start ))s)"
+		echo "pass $name" >> "$out"
+	else
+		failed=$((failed + 1))
+		failed_names="$failed_names $name"
+		echo "FAILED  $name ($(( $(date +%s) - start ))s); its output:"
+		sed 's/^/    /' "$log" | tail -n 40
+		echo "fail $name" >> "$out"
+	fi
+}
+
+for t in "$B"/tests/unit/*; do
+	[ -x "$t" ] && run_one "unit/${t##*/}" "$t"
+done
+for t in "$B"/tests/integration/*; do
+	[ -x "$t" ] && run_one "integration/${t##*/}" "$t"
+done
+for t in "$root"/tests/integration/*.sh; do
+	[ -f "$t" ] && run_one "integration/${t##*/}" sh "$t" "$B"
+done
+
+echo "$B: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
