@@ -119,6 +119,30 @@ static clockid_t thread_clock(pid_t tid)
 	return (clockid_t)((~(unsigned)tid << 3) | 6u);
 }
 
+/*
+ * The first expiry comes after a random part of a period: a thread that
+ * always started a full period from its first sample would never be
+ * sampled in its last partial period, and short threads would be counted
+ * short.  With a uniform phase each thread's expected count is exactly
+ * its CPU time over the period.
+ */
+static struct itimerspec first_period(pid_t tid)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t x = (uint64_t)now.tv_nsec ^ ((uint64_t)tid << 32) ^ (uint64_t)now.tv_sec;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdu;
+	x ^= x >> 33;
+	uint64_t ns = (uint64_t)period.it_interval.tv_sec * 1000000000u
+		      + (uint64_t)period.it_interval.tv_nsec;
+	uint64_t first = 1 + x % ns;
+	struct itimerspec its = period;
+	its.it_value.tv_sec = (time_t)(first / 1000000000u);
+	its.it_value.tv_nsec = (long)(first % 1000000000u);
+	return its;
+}
+
 static int timer_arm(struct thread_slot *slot, pid_t tid)
 {
 	struct sigevent sev;
@@ -130,7 +154,8 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 	int id;
 	if (syscall(SYS_timer_create, thread_clock(tid), &sev, &id) != 0)
 		return -errno;
-	if (syscall(SYS_timer_settime, id, 0, &period, NULL) != 0) {
+	struct itimerspec first = first_period(tid);
+	if (syscall(SYS_timer_settime, id, 0, &first, NULL) != 0) {
 		int err = errno;
 		syscall(SYS_timer_delete, id);
 		return -err;

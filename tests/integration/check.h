@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,8 +50,9 @@ static inline int check_done(const char *name)
 	return check_failures ? 1 : 0;
 }
 
-/* A function in a section of its own, whose range HOT_START/HOT_STOP give. */
-#define HOT(name) __attribute__((noinline, noclone, used, section("hot_" #name)))
+/* A function in a section of its own, whose range HOT_START/HOT_STOP give;
+   aligned, so that no 2-byte counter straddles two of them. */
+#define HOT(name) __attribute__((noinline, noclone, used, aligned(16), section("hot_" #name)))
 #define HOT_DECLARE(name) extern char __start_hot_##name[], __stop_hot_##name[]
 #define HOT_START(name) ((uintptr_t)__start_hot_##name)
 #define HOT_STOP(name) ((uintptr_t)__stop_hot_##name)
@@ -65,7 +67,10 @@ struct histogram {
 	unsigned scale;
 };
 
-/* One 16-bit counter per 2 bytes of the program's text. */
+/*
+ * One 16-bit counter per 2 bytes of the program's text, in pages of its
+ * own (so that a test can unmap or protect them).
+ */
 static inline struct histogram histogram_of_text(void)
 {
 	struct histogram h;
@@ -73,10 +78,16 @@ static inline struct histogram histogram_of_text(void)
 	h.scale = 0x10000;
 	size_t n = ((uintptr_t)etext - h.offset) / 2 + 1;
 	h.bufsiz = n * sizeof(unsigned short);
-	h.buf = calloc(n, sizeof(unsigned short));
-	if (!h.buf)
+	h.buf = mmap(NULL, h.bufsiz, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h.buf == MAP_FAILED)
 		abort();
 	return h;
+}
+
+static inline void histogram_free(struct histogram *h)
+{
+	munmap(h->buf, h->bufsiz);
 }
 
 static inline int histogram_start(const struct histogram *h)
@@ -152,3 +163,47 @@ static inline uint64_t spin_step(uint64_t x)
 }
 
 #endif
+
+/*
+ * The work the tests measure: n steps of an LCG in a function of its own.
+ * It reads and writes a volatile so that the compiler can neither treat
+ * it as a pure function nor hoist calls to it out of a loop.
+ */
+#define HOT_WORK(name)							\
+	HOT_DECLARE(name);						\
+	HOT(name) uint64_t work_##name(uint64_t n)			\
+	{								\
+		uint64_t x = n ^ check_sink;				\
+		for (uint64_t i = 0; i < n; i++)			\
+			x = spin_step(x);				\
+		check_sink = x;						\
+		return x;						\
+	}
+
+/* Call fn in slices until the calling thread has used seconds of CPU. */
+static inline double burn(uint64_t (*fn)(uint64_t), double seconds)
+{
+	double start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID), now;
+	do {
+		check_sink += fn(200000);
+		now = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+	} while (now - start < seconds);
+	return now - start;
+}
+
+/* The sampling period in force, in seconds. */
+static inline double period_seconds(void)
+{
+	return 1.0 / stats_now().hz;
+}
+
+/*
+ * profil(NULL, 0, 0, 0).  glibc's <unistd.h> declares the buffer nonnull
+ * (its profil has no NULL case); calling through a pointer keeps the
+ * compiler and UBSan from holding our profil to that.
+ */
+static int (*volatile check_profil)(unsigned short *, size_t, size_t, unsigned) = profil;
+static inline int profil_off(void)
+{
+	return check_profil(NULL, 0, 0, 0);
+}

@@ -1,0 +1,146 @@
+/*
+ * After a successful exec the new image is not profiled and not
+ * disturbed: no timer, no pending or blocked signal, no descriptor of
+ * libprofil's survives, and a CPU-bound new program is not killed by a
+ * stray signal (glibc's profil leaves ITIMER_PROF armed and the new
+ * image dies of SIGPROF).  A failed exec leaves profiling running.
+ *
+ * The test runs itself again with --inspect as the new image.
+ */
+#include "check.h"
+
+#include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+
+HOT_WORK(work)
+
+/* Space-separated list of the open descriptors. */
+static void list_fds(char *out, size_t size)
+{
+	out[0] = '\0';
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int self = dirfd(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		strncat(out, " ", size - strlen(out) - 1);
+		strncat(out, e->d_name, size - strlen(out) - 1);
+	}
+	closedir(d);
+}
+
+static unsigned long long status_mask(const char *field)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long long v = ~0ull;
+	size_t n = strlen(field);
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, field, n) == 0 && line[n] == ':')
+			v = strtoull(line + n + 1, NULL, 16);
+	fclose(f);
+	return v;
+}
+
+static int count_timers(void)
+{
+	FILE *f = fopen("/proc/self/timers", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	int n = 0;
+	while (fgets(line, sizeof line, f))
+		n += strncmp(line, "ID:", 3) == 0;
+	fclose(f);
+	return n;
+}
+
+/* The new image: check that nothing of the old one's profiling is left. */
+static int inspect(void)
+{
+	CHECK(count_timers() == 0, "%d POSIX timers inherited", count_timers());
+	CHECK(status_mask("SigPnd") == 0, "signals pending: %#llx", status_mask("SigPnd"));
+	CHECK(status_mask("ShdPnd") == 0, "shared signals pending: %#llx", status_mask("ShdPnd"));
+	CHECK(status_mask("SigBlk") == 0, "signals blocked: %#llx", status_mask("SigBlk"));
+	CHECK((status_mask("SigIgn") >> 32) == 0, "real-time signals ignored: %#llx",
+	      status_mask("SigIgn"));
+	char fds[512];
+	list_fds(fds, sizeof fds);
+	const char *before = getenv("EXEC_TEST_FDS");
+	CHECK(before && strcmp(fds, before) == 0, "descriptors now '%s', before exec '%s'",
+	      fds, before ? before : "?");
+	/* Long enough for any stray timer to fire many times. */
+	burn(work_work, 0.5);
+	return check_failures ? 1 : 7;
+}
+
+static atomic_int stop;
+
+static void *background(void *unused)
+{
+	(void)unused;
+	while (!atomic_load(&stop))
+		check_sink += work_work(100000);
+	return NULL;
+}
+
+/* In a child: profile, then exec ourselves with --inspect one way. */
+static void child(const char *self, int how)
+{
+	struct histogram h = histogram_of_text();
+	if (histogram_start(&h) != 0)
+		_exit(2);
+	pthread_t t;
+	if (how == 3)	/* a busy second thread at the moment of exec */
+		pthread_create(&t, NULL, background, NULL);
+	burn(work_work, 0.1);
+	char fds[512];
+	list_fds(fds, sizeof fds);
+	setenv("EXEC_TEST_FDS", fds, 1);
+	char *argv[] = { (char *)self, "--inspect", NULL };
+	switch (how) {
+	case 0: execl(self, self, "--inspect", (char *)NULL); break;
+	case 1: execv(self, argv); break;
+	case 2: execvp(self, argv); break;
+	case 3: execve(self, argv, environ); break;
+	case 4: execle(self, self, "--inspect", (char *)NULL, environ); break;
+	}
+	_exit(3);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--inspect") == 0)
+		return inspect();
+
+	static const char *ways[] = { "execl", "execv", "execvp", "execve (threaded)", "execle" };
+	for (int how = 0; how < 5; how++) {
+		pid_t pid = fork();
+		if (pid == 0)
+			child("/proc/self/exe", how);
+		int status;
+		waitpid(pid, &status, 0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 7,
+		      "%s: new image %s %d", ways[how],
+		      WIFSIGNALED(status) ? "killed by signal" : "exited",
+		      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	}
+
+	/* A failed exec: profiling goes on. */
+	struct histogram h = histogram_of_text();
+	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+	burn(work_work, 0.1);
+	CHECK(execl("/nonexistent/program", "program", (char *)NULL) == -1 && errno == ENOENT,
+	      "exec of a missing file: errno %d", errno);
+	uint64_t before = histogram_total(&h);
+	burn(work_work, 0.3);
+	struct profil_stats st = stats_now();
+	CHECK(st.active == 1, "profiling off after a failed exec");
+	CHECK(histogram_total(&h) > before + 100, "no counts after a failed exec: %llu then %llu",
+	      (unsigned long long)before, (unsigned long long)histogram_total(&h));
+	profil_off();
+	return check_done("exec");
+}

@@ -1,0 +1,76 @@
+/*
+ * A buffer that stops being writable while profiling is on (unmapped, or
+ * made read-only) turns profiling off at the first sample that would
+ * fault; the process goes on unharmed, the statistics say so, and
+ * profil() works again afterwards.  Two threads are busy meanwhile.
+ */
+#include "check.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+HOT_WORK(work)
+
+static atomic_int stop;
+
+static void *busy(void *unused)
+{
+	(void)unused;
+	while (!atomic_load(&stop))
+		check_sink += work_work(100000);
+	return NULL;
+}
+
+static void expect_turned_off(const char *how)
+{
+	struct profil_stats st = stats_now();
+	CHECK(st.faulted == 1, "%s: faulted %d", how, st.faulted);
+	CHECK(st.active == 0, "%s: still active", how);
+	CHECK(st.lost >= 1, "%s: the faulting sample is not counted as lost", how);
+	check_stats_add_up(&st);
+}
+
+int main(void)
+{
+	pthread_t t;
+	pthread_create(&t, NULL, busy, NULL);
+
+	/* Unmapped under the sampler. */
+	struct histogram h = histogram_of_text();
+	profil_reset_stats();
+	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+	burn(work_work, 0.2);
+	munmap(h.buf, h.bufsiz);
+	burn(work_work, 0.3);
+	expect_turned_off("munmap");
+
+	/* Made read-only under the sampler: nothing written after that. */
+	h = histogram_of_text();
+	profil_reset_stats();
+	CHECK(histogram_start(&h) == 0, "profil again: %s", strerror(errno));
+	CHECK(stats_now().faulted == 0, "faulted still set after a new start");
+	burn(work_work, 0.2);
+	mprotect(h.buf, h.bufsiz, PROT_READ);
+	uint64_t frozen = histogram_total(&h);
+	burn(work_work, 0.3);
+	CHECK(histogram_total(&h) == frozen, "read-only buffer changed");
+	CHECK(frozen > 0, "no counts before mprotect");
+	expect_turned_off("mprotect");
+
+	/* And profiling works again. */
+	struct histogram fresh = histogram_of_text();
+	profil_reset_stats();
+	CHECK(histogram_start(&fresh) == 0, "profil after faults: %s", strerror(errno));
+	burn(work_work, 0.3);
+	histogram_free(&h);
+	struct profil_stats st = stats_now();
+	CHECK(st.active == 1 && st.faulted == 0, "active %d faulted %d", st.active, st.faulted);
+	CHECK(histogram_total(&fresh) > 100, "only %llu counts after restart",
+	      (unsigned long long)histogram_total(&fresh));
+	CHECK(st.lost == 0, "%llu lost with a good buffer", (unsigned long long)st.lost);
+	profil_off();
+	histogram_free(&fresh);
+	atomic_store(&stop, 1);
+	pthread_join(t, NULL);
+	return check_done("fault");
+}

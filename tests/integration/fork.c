@@ -1,0 +1,78 @@
+/*
+ * After fork, profiling goes on in both processes, each counting into
+ * its own copy of the buffer: the child's work shows in the child's
+ * buffer and not in the parent's, and the other way round.  The parent
+ * has a second thread busy at the moment of the fork.
+ */
+#include "check.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
+
+HOT_WORK(before)
+HOT_WORK(parent)
+HOT_WORK(child)
+HOT_WORK(busy)
+
+static atomic_int stop;
+
+static void *background(void *unused)
+{
+	(void)unused;
+	while (!atomic_load(&stop))
+		check_sink += work_busy(100000);
+	return NULL;
+}
+
+/* Counts for seconds of CPU, within the error of tick-bound sampling. */
+static int about(uint64_t counts, double seconds)
+{
+	double p = period_seconds();
+	return fabs(counts * p - seconds) <= 0.1 * seconds + 5 * p;
+}
+
+int main(void)
+{
+	struct histogram h = histogram_of_text();
+	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+	pthread_t t;
+	pthread_create(&t, NULL, background, NULL);
+	burn(work_before, 0.2);
+
+	pid_t pid = fork();
+	if (pid == 0) {
+		uint64_t parent_at_fork = histogram_sum(&h, HOT_START(parent), HOT_STOP(parent));
+		double used = burn(work_child, 0.5);
+		uint64_t child = histogram_sum(&h, HOT_START(child), HOT_STOP(child));
+		uint64_t parent = histogram_sum(&h, HOT_START(parent), HOT_STOP(parent));
+		struct profil_stats st = stats_now();
+		CHECK(about(child, used), "child: %llu counts for %.3f s",
+		      (unsigned long long)child, used);
+		CHECK(parent == parent_at_fork, "parent's work counted in the child");
+		CHECK(st.active == 1, "profiling off in the child");
+		check_stats_add_up(&st);
+		_exit(check_done("fork (child)"));
+	}
+	CHECK(pid > 0, "fork: %s", strerror(errno));
+	double used = burn(work_parent, 0.5);
+	atomic_store(&stop, 1);
+	pthread_join(t, NULL);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "child status %#x", status);
+	uint64_t child = histogram_sum(&h, HOT_START(child), HOT_STOP(child));
+	uint64_t parent = histogram_sum(&h, HOT_START(parent), HOT_STOP(parent));
+	CHECK(child == 0, "child's work counted in the parent: %llu",
+	      (unsigned long long)child);
+	CHECK(about(parent, used), "parent: %llu counts for %.3f s",
+	      (unsigned long long)parent, used);
+	CHECK(histogram_sum(&h, HOT_START(busy), HOT_STOP(busy)) > 0,
+	      "background thread not sampled");
+	struct profil_stats st = stats_now();
+	CHECK(st.active == 1, "profiling off in the parent");
+	check_stats_add_up(&st);
+	profil_off();
+	return check_done("fork");
+}

@@ -1,0 +1,41 @@
+/*
+ * The rate: asked 100, 1 000 and 10 000 samples a CPU-second, the
+ * samples taken measure the CPU time used (a timer that fires late owes
+ * the periods it missed), and the statistics say at what rate pcs were
+ * really observed.  Prints the figures the issue asks for.
+ */
+#include "check.h"
+
+HOT_WORK(work)
+
+int main(void)
+{
+	static const unsigned rates[] = { 100, 1000, 10000 };
+	struct histogram h = histogram_of_text();
+	printf("%8s %12s %12s %12s\n", "asked", "samples/s", "observed/s", "CPU s");
+	for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+		CHECK(profil_set_hz(rates[i]) == 0, "profil_set_hz(%u)", rates[i]);
+		profil_reset_stats();
+		memset(h.buf, 0, h.bufsiz);
+		CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+		double used = burn(work_work, 1.0);
+		struct profil_stats st = stats_now();
+		profil_off();
+		double per_s = st.taken / used, observed_s = st.observed / used;
+		printf("%8u %12.0f %12.0f %12.3f\n", rates[i], per_s, observed_s, used);
+		CHECK(st.hz == rates[i], "stats say %u Hz", st.hz);
+		CHECK(fabs(per_s - rates[i]) <= 0.03 * rates[i] + 3 / used,
+		      "asked %u Hz, took %.0f samples a CPU-second", rates[i], per_s);
+		CHECK(st.observed <= st.taken, "more observations than samples");
+		CHECK(fabs(st.achieved_hz - st.observed * 1e9 / st.cpu_ns) <= 1,
+		      "achieved_hz %u", st.achieved_hz);
+		CHECK(fabs(st.cpu_ns / 1e9 - used) <= 0.03 * used + 0.01,
+		      "cpu_ns says %.3f s, the thread used %.3f s", st.cpu_ns / 1e9, used);
+		check_stats_add_up(&st);
+	}
+	errno = 0;
+	CHECK(profil_set_hz(0) == -1 && errno == EINVAL, "profil_set_hz(0)");
+	CHECK(profil_set_hz(PROFIL_HZ_MAX + 1) == -1 && errno == EINVAL, "profil_set_hz(max + 1)");
+	CHECK(profil_set_hz(PROFIL_HZ_MAX) == 0, "profil_set_hz(max)");
+	return check_done("rate");
+}

@@ -1,0 +1,85 @@
+/*
+ * A program with its own SIGPROF handler and ITIMER_PROF, installed
+ * before or after profil(), keeps receiving its signals at its rate, and
+ * profil keeps counting.
+ */
+#include "check.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/time.h>
+
+HOT_WORK(work)
+
+static atomic_long first_handler, second_handler;
+
+static void on_prof_first(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&first_handler, 1);
+}
+
+static void on_prof_second(int sig, siginfo_t *info, void *context)
+{
+	(void)sig; (void)info; (void)context;
+	atomic_fetch_add(&second_handler, 1);
+}
+
+static void set_itimer(int ms)
+{
+	struct itimerval it = { { 0, ms * 1000 }, { 0, ms * 1000 } };
+	setitimer(ITIMER_PROF, &it, NULL);
+}
+
+/* ITIMER_PROF at 10 ms: 100 signals a CPU-second, tick-bound. */
+static int rate_ok(long signals, double seconds)
+{
+	double expected = seconds / 0.010;
+	return fabs(signals - expected) <= 0.15 * expected + 3;
+}
+
+int main(void)
+{
+	/* Before profil. */
+	signal(SIGPROF, on_prof_first);
+	set_itimer(10);
+	struct histogram h = histogram_of_text();
+	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+	double used = burn(work_work, 1.0);
+	long got = atomic_load(&first_handler);
+	printf("before: %ld SIGPROF in %.2f s; %llu counts\n", got, used,
+	       (unsigned long long)histogram_total(&h));
+	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU", got, used);
+	CHECK(fabs(histogram_total(&h) * period_seconds() - used) <= 0.05 * used + 0.01,
+	      "profil counted %llu in %.2f s", (unsigned long long)histogram_total(&h), used);
+
+	/* After profil: a new handler and a new rate. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_prof_second;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGPROF, &sa, NULL);
+	set_itimer(10);
+	uint64_t counts_before = histogram_total(&h);
+	used = burn(work_work, 1.0);
+	got = atomic_load(&second_handler);
+	printf("after: %ld SIGPROF in %.2f s; %llu counts\n", got, used,
+	       (unsigned long long)(histogram_total(&h) - counts_before));
+	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU after profil", got, used);
+	CHECK(fabs((histogram_total(&h) - counts_before) * period_seconds() - used)
+	      <= 0.05 * used + 0.01, "profil stopped counting");
+
+	/* Turning profil off leaves the program's handler and timer alone. */
+	profil_off();
+	struct sigaction now;
+	sigaction(SIGPROF, NULL, &now);
+	CHECK(now.sa_sigaction == on_prof_second, "SIGPROF handler changed");
+	long before_off = atomic_load(&second_handler);
+	used = burn(work_work, 0.5);
+	CHECK(rate_ok(atomic_load(&second_handler) - before_off, used),
+	      "SIGPROF rate after profil off");
+	struct itimerval it;
+	getitimer(ITIMER_PROF, &it);
+	CHECK(it.it_interval.tv_usec == 10000, "ITIMER_PROF interval changed");
+	return check_done("sigprof");
+}

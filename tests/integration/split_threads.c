@@ -1,0 +1,80 @@
+/*
+ * Two threads, one doing twice the work of the other, each in its own
+ * function: both threads are sampled on their own CPU time, the counts
+ * are in the proportion of their CPU times within the sampling error,
+ * and together they measure the process's CPU time.  A third thread
+ * created before profiling starts is found and sampled too.
+ */
+#include "check.h"
+
+#include <pthread.h>
+
+HOT_WORK(one)
+HOT_WORK(two)
+HOT_WORK(early)
+
+struct job {
+	uint64_t (*fn)(uint64_t);
+	double seconds;
+	double used;
+	pthread_barrier_t *go;
+};
+
+static void *run(void *p)
+{
+	struct job *job = p;
+	if (job->go)
+		pthread_barrier_wait(job->go);
+	job->used = burn(job->fn, job->seconds);
+	return NULL;
+}
+
+int main(void)
+{
+	pthread_barrier_t go;
+	pthread_barrier_init(&go, NULL, 2);
+	struct job early = { work_early, 0.6, 0, &go };
+	pthread_t te;
+	pthread_create(&te, NULL, run, &early);	/* waits for profiling */
+
+	struct histogram h = histogram_of_text();
+	profil_reset_stats();
+	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+	double cpu0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+	pthread_barrier_wait(&go);
+
+	struct job a = { work_one, 1.0, 0, NULL }, b = { work_two, 2.0, 0, NULL };
+	pthread_t ta, tb;
+	pthread_create(&ta, NULL, run, &a);
+	pthread_create(&tb, NULL, run, &b);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	pthread_join(te, NULL);
+	double cpu = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	struct profil_stats st = stats_now();
+	profil_off();
+
+	uint64_t one = histogram_sum(&h, HOT_START(one), HOT_STOP(one));
+	uint64_t two = histogram_sum(&h, HOT_START(two), HOT_STOP(two));
+	uint64_t ear = histogram_sum(&h, HOT_START(early), HOT_STOP(early));
+	double expected = a.used / (a.used + b.used);
+	double seen = (double)one / (double)(one + two);
+	double n = (double)st.observed * (one + two) / (double)st.taken;
+	printf("one %llu two %llu early %llu; share %.3f, CPU share %.3f; threads %u\n",
+	       (unsigned long long)one, (unsigned long long)two,
+	       (unsigned long long)ear, seen, expected, st.threads);
+	CHECK(within_error(seen, expected, n, 0.01),
+	      "thread one's share %.3f, CPU says %.3f (n %.0f)", seen, expected, n);
+	double p = period_seconds();
+	CHECK(fabs(ear * p - early.used) <= 0.1 * early.used + 3 * p,
+	      "the thread made before profil: %.3f s counted, %.3f s used",
+	      ear * p, early.used);
+	double counted_s = (double)histogram_total(&h) * p;
+	CHECK(fabs(counted_s - cpu) <= 0.03 * cpu + 0.02,
+	      "counts stand for %.3f s, the process used %.3f s", counted_s, cpu);
+	CHECK(st.threads >= 4, "%u threads sampled, want main, early, one, two",
+	      st.threads);
+	CHECK(st.threads_unsampled == 0, "%u threads unsampled", st.threads_unsampled);
+	check_stats_add_up(&st);
+	return check_done("split_threads");
+}
