@@ -33,6 +33,10 @@ struct backend {
 	int (*open)(unsigned hz, unsigned generation);
 	/* Start sampling thread tid.  Returns 0 or a negative errno. */
 	int (*arm)(struct thread_slot *slot, pid_t tid);
+	/* Is the thread that slot was armed for still there?  A thread the
+	   sampler did not see exit leaves its slot behind, and its tid may
+	   be given to a new thread. */
+	int (*alive)(struct thread_slot *slot);
 	/* Change the rate of a sampled thread. */
 	int (*set_hz)(struct thread_slot *slot, unsigned hz);
 	/* Stop sampling one thread and release what arm() took. */

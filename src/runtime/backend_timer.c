@@ -165,6 +165,16 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 	return 0;
 }
 
+/* A CPU timer whose thread has exited reads as all zeros, even its
+ * interval; a thread with the same tid later is a different thread. */
+static int timer_alive(struct thread_slot *slot)
+{
+	struct itimerspec now;
+	if (syscall(SYS_timer_gettime, slot->handle, &now) != 0)
+		return 0;
+	return now.it_interval.tv_sec != 0 || now.it_interval.tv_nsec != 0;
+}
+
 static int timer_set_hz(struct thread_slot *slot, unsigned hz)
 {
 	set_period(hz);
@@ -203,6 +213,7 @@ const struct backend backend_timer = {
 	.id = PROFIL_BACKEND_TIMER,
 	.open = timer_open,
 	.arm = timer_arm,
+	.alive = timer_alive,
 	.set_hz = timer_set_hz,
 	.disarm = timer_disarm,
 	.forget = timer_forget,

@@ -83,11 +83,30 @@ static struct thread_slot *find_slot(pid_t tid)
 	return NULL;
 }
 
+static void drop_slot(struct thread_slot *slot)
+{
+	backend->disarm(slot);
+	*slot = slots[--nslots];
+}
+
+/* Release the slots of threads that exited without telling us. */
+static void sweep_dead(void)
+{
+	for (size_t i = nslots; i-- > 0;)
+		if (!backend->alive(&slots[i]))
+			drop_slot(&slots[i]);
+}
+
 /* Give thread tid a sampler, unless it has one. */
 static void arm_thread(pid_t tid)
 {
-	if (find_slot(tid))
+	struct thread_slot *old = find_slot(tid);
+	if (old && backend->alive(old))
 		return;
+	if (old)	/* a dead thread's slot, its tid reused */
+		drop_slot(old);
+	if (nslots == capacity)
+		sweep_dead();
 	if (nslots == capacity) {
 		size_t n = capacity ? capacity * 2 : 64;
 		struct thread_slot *p = realloc(slots, n * sizeof *p);
@@ -292,10 +311,8 @@ void sampler_thread_end(void)
 {
 	pthread_mutex_lock(&lock);
 	struct thread_slot *slot = backend ? find_slot(current_tid()) : NULL;
-	if (slot) {
-		backend->disarm(slot);
-		*slot = slots[--nslots];
-	}
+	if (slot)
+		drop_slot(slot);
 	pthread_mutex_unlock(&lock);
 }
 

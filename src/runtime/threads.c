@@ -11,6 +11,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -51,9 +52,14 @@ static void *trampoline(void *p)
 EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			  void *(*routine)(void *), void *arg)
 {
-	static create_fn *real;
-	if (!real)
+	static create_fn *_Atomic found;
+	create_fn *real = found;
+	if (!real) {
 		real = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
+		if (!real)	/* a fully static program: not supported */
+			return EAGAIN;
+		found = real;
+	}
 	pthread_once(&exit_key_once, make_exit_key);
 	struct start *start = malloc(sizeof *start);
 	if (!start)	/* the thread still runs, unsampled until a restart */

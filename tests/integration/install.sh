@@ -1,0 +1,98 @@
+#!/bin/sh
+# install.sh BUILD - the installed library as a user meets it:
+# make install lays out the files SPEC section 1 names; a program built
+# with pkg-config gets libprofil's profil instead of glibc's; only the
+# public API is exported; the public header compiles with glibc's
+# <unistd.h>, <sys/gmon.h> and <sys/profil.h> in C and C++; a program
+# linked with the static library samples its threads too.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+no() { echo "not ok: $*"; fail=1; }
+
+cd "$root" || exit 1
+make -s install B="$B" PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; no "make install"; }
+make -s install B="$B" PREFIX=/usr DESTDIR="$tmp/dest" >>"$tmp/install.log" 2>&1 || no "make install DESTDIR"
+for f in lib/libprofil.so.1.0.0 lib/libprofil.so.1 lib/libprofil.so lib/libprofil.a \
+	 include/profil.h lib/pkgconfig/profil.pc share/man/man3/profil.3; do
+	[ -e "$tmp/prefix/$f" ] || no "PREFIX install lacks $f"
+	[ -e "$tmp/dest/usr/$f" ] || no "DESTDIR install lacks $f"
+done
+grep -q "^prefix=/usr$" "$tmp/dest/usr/lib/pkgconfig/profil.pc" || no "profil.pc prefix under DESTDIR"
+
+# Exports: the public API and the interposed libc calls, nothing else.
+nm -D --defined-only "$tmp/prefix/lib/libprofil.so" | awk '{print $3}' | sort > "$tmp/exports"
+cat > "$tmp/expected" <<LIST
+execl
+execle
+execlp
+execv
+execve
+execveat
+execvp
+execvpe
+fexecve
+profil
+profil_get_stats
+profil_reset_stats
+profil_set_backend
+profil_set_hz
+pthread_create
+LIST
+sort -o "$tmp/expected" "$tmp/expected"
+diff "$tmp/expected" "$tmp/exports" > "$tmp/diff" || { cat "$tmp/diff"; no "exported symbols"; }
+readelf -d "$tmp/prefix/lib/libprofil.so" | grep NEEDED | grep -v 'libc\.so' && no "links more than libc"
+
+# The header beside glibc's, in C and C++.
+cat > "$tmp/headers.c" <<'C'
+#include <unistd.h>
+#include <sys/gmon.h>
+#include <sys/profil.h>
+#include <profil.h>
+#include <unistd.h>
+int main(void) { struct profil_stats st; return profil_get_stats(&st, sizeof st); }
+C
+cp "$tmp/headers.c" "$tmp/headers.cc"
+export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
+cc -Wall -Wextra -Werror -c -o "$tmp/h.o" "$tmp/headers.c" $(pkg-config --cflags profil) || no "header in C"
+if command -v c++ >/dev/null; then
+	c++ -Wall -Wextra -Werror -c -o "$tmp/hh.o" "$tmp/headers.cc" $(pkg-config --cflags profil) || no "header in C++"
+fi
+if command -v clang >/dev/null; then
+	clang -Wall -Wextra -Werror -c -o "$tmp/hc.o" "$tmp/headers.c" $(pkg-config --cflags profil) || no "header with clang"
+fi
+
+# pkg-config gives the program libprofil's profil.
+cat > "$tmp/which.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <profil.h>
+static unsigned short buf[4096];
+int main(void)
+{
+	Dl_info info;
+	if (!dladdr((void *)profil, &info) || !strstr(info.dli_fname, "libprofil"))
+		return 1;
+	if (profil(buf, sizeof buf, 0, 2) != 0)
+		return 2;
+	struct profil_stats st;
+	profil_get_stats(&st, sizeof st);
+	return st.active == 1 && st.hz == 1000 ? 0 : 3;
+}
+C
+cc -o "$tmp/which" "$tmp/which.c" $(pkg-config --cflags --libs profil) || no "build with pkg-config"
+"$tmp/which" || no "program built with pkg-config: status $?"
+
+# The static library: threads made through pthread_create are sampled.
+cc -std=gnu11 -O2 -pthread -I"$tmp/prefix/include" -o "$tmp/static_threads" \
+	tests/integration/split_threads.c "$tmp/prefix/lib/libprofil.a" -lm || no "static link"
+"$tmp/static_threads" > "$tmp/static.log" 2>&1 || { cat "$tmp/static.log"; no "split_threads linked statically"; }
+
+[ $fail -eq 0 ] && echo "install: all checks passed"
+exit $fail

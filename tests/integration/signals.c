@@ -1,0 +1,69 @@
+/*
+ * libprofil's sample signal stays out of the program's way: a program
+ * that already handles the real-time signal libprofil would take first
+ * keeps its handler and its signals, and libprofil picks another.  The
+ * program's signal mask is not changed, and turning profiling off
+ * leaves no handler of libprofil's behind.
+ */
+#include "check.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+
+HOT_WORK(work)
+
+static atomic_int mine;
+
+static void on_mine(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&mine, 1);
+}
+
+/* Real-time signals that have a handler. */
+static int handled_rt_signals(void)
+{
+	int n = 0;
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++) {
+		struct sigaction sa;
+		sigaction(sig, NULL, &sa);
+		n += (sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL);
+	}
+	return n;
+}
+
+int main(void)
+{
+	int taken_first = SIGRTMAX - 4;
+	signal(taken_first, on_mine);
+	sigset_t before, after;
+	sigemptyset(&before);
+	sigemptyset(&after);
+	sigprocmask(SIG_SETMASK, NULL, &before);
+
+	struct histogram h = histogram_of_text();
+	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+	CHECK(handled_rt_signals() == 2, "%d real-time signals handled, want 2",
+	      handled_rt_signals());
+	burn(work_work, 0.3);
+	raise(taken_first);
+	raise(taken_first);
+	CHECK(atomic_load(&mine) == 2, "program's signal arrived %d times of 2",
+	      atomic_load(&mine));
+	struct sigaction sa;
+	sigaction(taken_first, NULL, &sa);
+	CHECK(sa.sa_handler == on_mine, "program's handler replaced");
+	CHECK(histogram_total(&h) * period_seconds() > 0.2, "profil counted %llu",
+	      (unsigned long long)histogram_total(&h));
+	sigprocmask(SIG_SETMASK, NULL, &after);
+	for (int sig = 1; sig < NSIG; sig++)
+		CHECK(sigismember(&before, sig) == sigismember(&after, sig),
+		      "signal %d: blocked %d before, %d after", sig,
+		      sigismember(&before, sig), sigismember(&after, sig));
+
+	profil_off();
+	CHECK(handled_rt_signals() == 1, "%d real-time signals handled after off, want 1",
+	      handled_rt_signals());
+	histogram_free(&h);
+	return check_done("signals");
+}
