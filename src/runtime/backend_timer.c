@@ -35,6 +35,12 @@ static int timer_signal;	/* 0 while closed */
 static unsigned session;	/* generation of the open session */
 static struct itimerspec period;
 
+static void stop_timer(void *timer)
+{
+	static const struct itimerspec zero;
+	syscall(SYS_timer_settime, (int)(intptr_t)timer, 0, &zero, NULL);
+}
+
 static void on_sample(int sig, siginfo_t *info, void *context)
 {
 	(void)sig;
@@ -43,12 +49,8 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	int saved_errno = errno;
 	uintptr_t *pc = context_pc(context);
 	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
-	enum take_result r = sampler_take((unsigned)info->si_value.sival_int,
-					  pc ? *pc : 0, weight);
-	if (r == TAKE_OFF) {
-		static const struct itimerspec zero;
-		syscall(SYS_timer_settime, info->si_timerid, 0, &zero, NULL);
-	}
+	sampler_take((unsigned)info->si_value.sival_int, pc ? *pc : 0, weight,
+		     stop_timer, (void *)(intptr_t)info->si_timerid);
 	errno = saved_errno;
 }
 

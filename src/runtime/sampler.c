@@ -52,22 +52,37 @@ static atomic_int faulted;
 static atomic_uint generation;
 static atomic_uint_fast64_t period_ns = 1000000000u / PROFIL_HZ_DEFAULT;
 
-enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight)
+/*
+ * Everything happens inside the sinks' read side: go_dark() waits for
+ * it to drain, so a handler that saw this generation is gone before the
+ * next session creates anything a stale stop_self() could hit.
+ */
+enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight,
+			      void (*stop_self)(void *arg), void *arg)
 {
-	if (gen != atomic_load(&generation))
-		return TAKE_STALE;
-	if (!atomic_load(&active) || atomic_load(&faulted))
-		return TAKE_OFF;
+	enum take_result result = TAKE_STALE;
+	unsigned token = sinks_enter();
+	if (gen != atomic_load(&generation) || !atomic_load(&active))
+		goto out;
+	if (atomic_load(&faulted)) {
+		result = TAKE_OFF;
+		stop_self(arg);
+		goto out;
+	}
 	enum sink_result r = sinks_count(pc, weight);
 	if (r == SINK_NONE)
-		return TAKE_OFF;
+		goto out;
 	stats_add(&stats.observed, 1);
 	stats_add(&stats.cpu_ns, weight * atomic_load_explicit(&period_ns, memory_order_relaxed));
+	result = TAKE_OK;
 	if (r == SINK_FAULT) {
 		atomic_store(&faulted, 1);
-		return TAKE_OFF;
+		result = TAKE_OFF;
+		stop_self(arg);
 	}
-	return TAKE_OK;
+out:
+	sinks_leave(token);
+	return result;
 }
 
 static pid_t current_tid(void)
@@ -192,10 +207,11 @@ static void go_dark(void)
 	if (!backend)
 		return;
 	atomic_store(&active, 0);
+	atomic_fetch_add(&generation, 1);
 	disarm_all();
 	backend->close();
 	backend = NULL;
-	atomic_fetch_add(&generation, 1);
+	sinks_quiesce();
 }
 
 int sampler_start(struct sink_set *set)

@@ -28,18 +28,23 @@ int sampler_backend_in_use(void);
 int sampler_active(void);
 int sampler_faulted(void);
 
-/* What sampler_take() tells the backend. */
+/* What sampler_take() did with a sample. */
 enum take_result {
 	TAKE_OK,	/* counted */
-	TAKE_OFF,	/* this session is off: stop the thread's sampler */
-	TAKE_STALE	/* a left-over of an earlier session: ignore it */
+	TAKE_OFF,	/* this session turned itself off: stop_self was called */
+	TAKE_STALE	/* a left-over of an earlier session: ignored */
 };
 
 /*
- * Hand over weight samples at pc, taken under session generation.
- * Async-signal-safe and lock-free: called from signal handlers.
+ * Hand over weight samples at pc, taken under session generation.  If
+ * the session has turned itself off (the buffer became unwritable),
+ * stop_self(arg) is called to stop the thread's sampler; it runs before
+ * any later session can start, so that it never touches what a new
+ * session has made.  Async-signal-safe and lock-free: called from
+ * signal handlers.
  */
-enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight);
+enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight,
+			      void (*stop_self)(void *arg), void *arg);
 
 /* Thread life cycle, from threads.c (never from a signal handler). */
 void sampler_thread_begin(void);

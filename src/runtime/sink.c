@@ -33,12 +33,17 @@ struct sink_set *sinks_new(unsigned n)
 	return set;
 }
 
-void sinks_replace(struct sink_set *set)
+void sinks_quiesce(void)
 {
-	struct sink_set *old = atomic_exchange(&current, set);
 	unsigned e = atomic_fetch_add(&epoch, 1);
 	while (atomic_load(&readers[e & 1]) != 0)
 		sched_yield();
+}
+
+void sinks_replace(struct sink_set *set)
+{
+	struct sink_set *old = atomic_exchange(&current, set);
+	sinks_quiesce();
 	free(old);
 }
 
@@ -76,18 +81,24 @@ static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
 	return SINK_OK;
 }
 
-enum sink_result sinks_count(uintptr_t pc, uint32_t weight)
+unsigned sinks_enter(void)
 {
-	unsigned e;
 	for (;;) {
-		e = atomic_load(&epoch);
+		unsigned e = atomic_load(&epoch);
 		atomic_fetch_add(&readers[e & 1], 1);
 		if (atomic_load(&epoch) == e)
-			break;
+			return e;
 		atomic_fetch_sub(&readers[e & 1], 1);
 	}
+}
+
+void sinks_leave(unsigned token)
+{
+	atomic_fetch_sub(&readers[token & 1], 1);
+}
+
+enum sink_result sinks_count(uintptr_t pc, uint32_t weight)
+{
 	const struct sink_set *set = atomic_load(&current);
-	enum sink_result result = set ? count_in(set, pc, weight) : SINK_NONE;
-	atomic_fetch_sub(&readers[e & 1], 1);
-	return result;
+	return set ? count_in(set, pc, weight) : SINK_NONE;
 }

@@ -39,10 +39,22 @@ void sinks_replace(struct sink_set *set);
 /* True if a sink set is installed. */
 int sinks_installed(void);
 
+/*
+ * The read side, for signal handlers: sinks_count() and anything that
+ * must not outlive the session it belongs to run between sinks_enter()
+ * and sinks_leave().  Async-signal-safe and lock-free.
+ */
+unsigned sinks_enter(void);
+void sinks_leave(unsigned token);
+
+/* Wait until every handler that entered before this call has left. */
+void sinks_quiesce(void);
+
 enum sink_result { SINK_OK, SINK_FAULT, SINK_NONE };
 
 /*
- * Count weight samples at pc.  Async-signal-safe and lock-free.
+ * Count weight samples at pc; call between sinks_enter() and
+ * sinks_leave().  Async-signal-safe and lock-free.
  * SINK_FAULT means a counter was not writable: the samples are counted
  * as lost and the caller should turn profiling off.  SINK_NONE means no
  * set is installed (profiling is being turned off): nothing was taken.
