@@ -124,12 +124,8 @@ bench: lib
 
 # Install ------------------------------------------------------------
 
-$(B)/profil.pc: profil.pc.in
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
-
-install: lib $(B)/profil.pc
+# profil.pc is written at install time: it names the installed paths.
+install: lib
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR) \
 		$(DESTDIR)$(MANDIR)/man3
 	install -m 644 include/profil.h $(DESTDIR)$(INCDIR)/profil.h
@@ -137,7 +133,10 @@ install: lib $(B)/profil.pc
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libprofil.so
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
-	install -m 644 $(B)/profil.pc $(DESTDIR)$(PKGDIR)/profil.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    profil.pc.in > $(DESTDIR)$(PKGDIR)/profil.pc
+	chmod 644 $(DESTDIR)$(PKGDIR)/profil.pc
 	for page in man/man3/*.3; do \
 		install -m 644 $$page $(DESTDIR)$(MANDIR)/man3/; done
 
