@@ -28,10 +28,29 @@ typedef int execvpe_fn(const char *, char *const[], char *const[]);
 typedef int fexecve_fn(int, char *const[], char *const[]);
 typedef int execveat_fn(int, const char *, char *const[], char *const[], int);
 
-static void *real(const char *name)
+/*
+ * The real calls, found once at load time: dlsym may take locks and
+ * allocate, which a vfork child (sharing its parent's memory) must not.
+ */
+static struct {
+	execve_fn *execve;
+	execvp_fn *execvp;
+	execvpe_fn *execvpe;
+	fexecve_fn *fexecve;
+	execveat_fn *execveat;
+} real;
+
+void exec_init(void)
 {
-	return dlsym(RTLD_NEXT, name);
+	real.execve = (execve_fn *)dlsym(RTLD_NEXT, "execve");
+	real.execvp = (execvp_fn *)dlsym(RTLD_NEXT, "execvp");
+	real.execvpe = (execvpe_fn *)dlsym(RTLD_NEXT, "execvpe");
+	real.fexecve = (fexecve_fn *)dlsym(RTLD_NEXT, "fexecve");
+	real.execveat = (execveat_fn *)dlsym(RTLD_NEXT, "execveat");
 }
+
+/* A call made before exec_init (from another library's constructor). */
+#define REAL(name) (real.name ? real.name : (exec_init(), real.name))
 
 /* Run an exec call between the tear-down and the restart. */
 #define AROUND_EXEC(call)					\
@@ -46,43 +65,37 @@ static void *real(const char *name)
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	execve_fn *f = (execve_fn *)real("execve");
-	AROUND_EXEC(f(path, argv, envp));
+	AROUND_EXEC(REAL(execve)(path, argv, envp));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-	execve_fn *f = (execve_fn *)real("execve");
-	AROUND_EXEC(f(path, argv, environ));
+	AROUND_EXEC(REAL(execve)(path, argv, environ));
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
-	execvp_fn *f = (execvp_fn *)real("execvp");
-	AROUND_EXEC(f(file, argv));
+	AROUND_EXEC(REAL(execvp)(file, argv));
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	execvpe_fn *f = (execvpe_fn *)real("execvpe");
-	AROUND_EXEC(f(file, argv, envp));
+	AROUND_EXEC(REAL(execvpe)(file, argv, envp));
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	fexecve_fn *f = (fexecve_fn *)real("fexecve");
-	AROUND_EXEC(f(fd, argv, envp));
+	AROUND_EXEC(REAL(fexecve)(fd, argv, envp));
 }
 
 EXPORT int execveat(int dirfd, const char *path, char *const argv[],
 		    char *const envp[], int flags)
 {
-	execveat_fn *f = (execveat_fn *)real("execveat");
-	if (!f) {
+	if (!REAL(execveat)) {
 		errno = ENOSYS;
 		return -1;
 	}
-	AROUND_EXEC(f(dirfd, path, argv, envp, flags));
+	AROUND_EXEC(real.execveat(dirfd, path, argv, envp, flags));
 }
 
 /* Collect execl-style arguments, up to the NULL, into an array. */

@@ -391,6 +391,8 @@ static void after_fork_child(void)
 __attribute__((constructor)) static void sampler_init(void)
 {
 	owner = getpid();
+	threads_init();
+	exec_init();
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	struct env_settings env;
 	env_read(&env);

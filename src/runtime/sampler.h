@@ -50,6 +50,13 @@ enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight
 void sampler_thread_begin(void);
 void sampler_thread_end(void);
 
+/*
+ * Load-time set-up of threads.c and exec.c.  Calling them from the
+ * sampler also makes a static link pull in those files' interposers.
+ */
+void threads_init(void);
+void exec_init(void);
+
 /* Around execve and friends: stop everything, or restart after failure. */
 void sampler_before_exec(void);
 void sampler_after_exec_failed(void);

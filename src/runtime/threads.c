@@ -40,6 +40,11 @@ static void make_exit_key(void)
 	pthread_key_create(&exit_key, on_thread_exit);
 }
 
+void threads_init(void)
+{
+	pthread_once(&exit_key_once, make_exit_key);
+}
+
 static void *trampoline(void *p)
 {
 	struct start start = *(struct start *)p;
