@@ -69,10 +69,12 @@ $(B)/obj/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBFLAGS) $(CFLAGS) -c -o $@ $<
 
+# -z nodelete: a dlclose must not unmap a signal handler that timers
+# may still call.
 $(SHLIB): $(RUNTIME_OBJ) src/runtime/libprofil.map
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBFLAGS) $(CFLAGS) -shared -Wl,-soname,$(SONAME) \
-		-Wl,--version-script=src/runtime/libprofil.map -Wl,-z,defs \
+		-Wl,--version-script=src/runtime/libprofil.map -Wl,-z,defs -Wl,-z,nodelete \
 		-o $@ $(RUNTIME_OBJ)
 
 $(B)/lib/libprofil.so: $(SHLIB)
