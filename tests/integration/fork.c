@@ -55,9 +55,9 @@ int main(void)
 		_exit(check_done("fork (child)"));
 	}
 	CHECK(pid > 0, "fork: %s", strerror(errno));
-	double used = burn(work_parent, 0.5);
-	atomic_store(&stop, 1);
+	atomic_store(&stop, 1);	/* two busy processes from here: one core each */
 	pthread_join(t, NULL);
+	double used = burn(work_parent, 0.5);
 	int status = 0;
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,

@@ -31,24 +31,42 @@ static void set_itimer(int ms)
 	setitimer(ITIMER_PROF, &it, NULL);
 }
 
-/* ITIMER_PROF at 10 ms: 100 signals a CPU-second, tick-bound. */
+/*
+ * ITIMER_PROF at 10 ms: 100 signals a CPU-second on a quiet machine.
+ * The kernel checks it at its tick and owes nothing for late expiries,
+ * so a loaded machine delivers fewer, with or without libprofil: the
+ * rate is judged against the one measured before profil started.
+ */
+static long rate_before;	/* per CPU-second, without libprofil */
+
 static int rate_ok(long signals, double seconds)
 {
 	double expected = seconds / 0.010;
-	return fabs(signals - expected) <= 0.15 * expected + 3;
+	if (signals > 1.15 * expected + 3)
+		return 0;
+	if (!rate_before)
+		return signals >= 0.25 * expected;
+	return signals >= 0.5 * rate_before * seconds;
 }
 
 int main(void)
 {
-	/* Before profil. */
+	/* The program's own rate, without libprofil running. */
 	signal(SIGPROF, on_prof_first);
 	set_itimer(10);
+	double used = burn(work_work, 0.5);
+	long got = atomic_load(&first_handler);
+	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU without profil", got, used);
+	rate_before = got * 1.0 / used;
+
+	/* Handler installed before profil. */
 	struct histogram h = histogram_of_text();
 	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
-	double used = burn(work_work, 1.0);
-	long got = atomic_load(&first_handler);
-	printf("before: %ld SIGPROF in %.2f s; %llu counts\n", got, used,
-	       (unsigned long long)histogram_total(&h));
+	long base = atomic_load(&first_handler);
+	used = burn(work_work, 1.0);
+	got = atomic_load(&first_handler) - base;
+	printf("before: %ld SIGPROF in %.2f s (%ld a CPU-second without profil); %llu counts\n",
+	       got, used, rate_before, (unsigned long long)histogram_total(&h));
 	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU", got, used);
 	CHECK(fabs(histogram_total(&h) * period_seconds() - used) <= 0.05 * used + 0.01,
 	      "profil counted %llu in %.2f s", (unsigned long long)histogram_total(&h), used);

@@ -3,6 +3,11 @@
  * thread: their counts are in the proportion of the CPU time each used,
  * within the sampling error, and all counts together measure the CPU
  * time of the run.  Counts are visible in the buffer while it runs.
+ *
+ * The functions alternate in slices of tens of milliseconds: the kernel
+ * may deliver a CPU-timer signal late on a loaded machine, and the
+ * sample then lands where the thread is at delivery; long slices keep
+ * that from moving samples across the boundary between the two.
  */
 #include "check.h"
 
@@ -19,9 +24,9 @@ int main(void)
 	uint64_t seen_midway = 0;
 	for (int round = 0; cpu_light + cpu_heavy < 2.5; round++) {
 		double t0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
-		check_sink += work_light(1000000);
+		check_sink += work_light(40000000);
 		double t1 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
-		check_sink += work_heavy(3000000);
+		check_sink += work_heavy(120000000);
 		double t2 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
 		cpu_light += t1 - t0;
 		cpu_heavy += t2 - t1;
