@@ -87,6 +87,9 @@ int profil_set_backend(enum profil_backend backend) PROFIL_THROW;
  * Counts are samples: a backend that observes the pc once for several
  * periods of CPU time (a timer that fired late) takes one sample for each
  * period, all at the observed pc; "observed" counts those observations.
+ * When a thread stops being sampled, the periods of CPU time it used and
+ * the backend never delivered are taken too, and lost; so taken always
+ * stands for the CPU time of the sampled threads.
  */
 struct profil_stats {
 	uint64_t taken;		/* samples taken */
@@ -94,7 +97,10 @@ struct profil_stats {
 	uint64_t outside;	/* pc outside every region */
 	uint64_t dropped;	/* saturated + lost */
 	uint64_t saturated;	/* the counter was already at its maximum */
-	uint64_t lost;		/* taken but not countable: buffer unwritable */
+	uint64_t lost;		/* taken but not countable: the buffer was
+				   unwritable, or the kernel never delivered
+				   the sample before the thread ended or
+				   profiling stopped */
 	uint64_t observed;	/* times a pc was read (signals, records) */
 	uint64_t cpu_ns;	/* CPU time the samples stand for */
 	uint32_t hz;		/* rate asked for */

@@ -14,10 +14,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* What the sampler keeps per sampled thread; the backend owns handle. */
+/* What the sampler keeps per sampled thread; the rest is the backend's. */
 struct thread_slot {
 	pid_t tid;
-	int handle;	/* a timer id, a descriptor: the backend's to use */
+	int handle;		/* a timer id, a descriptor */
+	uint32_t tally;		/* where the thread's samples are tallied */
+	uint64_t base_ns;	/* thread CPU time its periods count from */
 };
 
 struct backend {
@@ -39,8 +41,13 @@ struct backend {
 	int (*alive)(struct thread_slot *slot);
 	/* Change the rate of a sampled thread. */
 	int (*set_hz)(struct thread_slot *slot, unsigned hz);
-	/* Stop sampling one thread and release what arm() took. */
-	void (*disarm)(struct thread_slot *slot);
+	/*
+	 * Stop sampling one thread and release what arm() took.  Returns
+	 * the samples the thread's CPU time called for that never reached
+	 * sampler_take() (a kernel that delivers late, or not before the
+	 * thread ends), so that the statistics still measure CPU time.
+	 */
+	uint64_t (*disarm)(struct thread_slot *slot);
 	/* In a fork child: release slot's resources without touching the
 	   parent's (the thread does not exist in the child). */
 	void (*forget)(struct thread_slot *slot);

@@ -10,9 +10,13 @@
  * and the sample is weighted by it, so that counts still measure CPU time.
  *
  * The signal is a real-time signal no one else uses (so a program's own
- * SIGPROF and ITIMER_PROF are left alone); its number travels with the
- * session generation in si_value so that a signal queued by an earlier
- * session is recognised and ignored.
+ * SIGPROF and ITIMER_PROF are left alone).  Its si_value carries the
+ * session generation, so that a signal queued by an earlier session is
+ * recognised and ignored, and the thread's tally: the samples delivered
+ * to it.  On a machine with far more busy threads than processors the
+ * kernel can fire a CPU-time timer hundreds of milliseconds late, and a
+ * thread may end before its last signal comes; when a thread is disarmed,
+ * its CPU time against its tally says how many samples it was owed.
  *
  * on_sample() is a signal handler: async-signal-safe, lock-free, no
  * malloc, no stdio, no locks.  The other functions run under the
@@ -21,7 +25,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +40,19 @@
 static int timer_signal;	/* 0 while closed */
 static unsigned session;	/* generation of the open session */
 static struct itimerspec period;
+static uint64_t period_ns;
+
+/* Samples delivered to each thread armed in this session, by arm order. */
+#define MAX_TALLIES (1u << 20)
+#define NO_TALLY UINT32_MAX
+static _Atomic uint64_t *tallies;
+static uint32_t next_tally;
+
+/* si_value: the generation in the high half, the tally in the low. */
+static void *pack_value(unsigned generation, uint32_t tally)
+{
+	return (void *)(uintptr_t)((uint64_t)generation << 32 | tally);
+}
 
 static void stop_timer(void *timer)
 {
@@ -49,7 +68,10 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	int saved_errno = errno;
 	uintptr_t *pc = context_pc(context);
 	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
-	sampler_take((unsigned)info->si_value.sival_int, pc ? *pc : 0, weight,
+	uint64_t value = (uintptr_t)info->si_value.sival_ptr;
+	uint32_t tally = (uint32_t)value;
+	sampler_take((unsigned)(value >> 32), pc ? *pc : 0, weight,
+		     tally < MAX_TALLIES ? &tallies[tally] : NULL,
 		     stop_timer, (void *)(intptr_t)info->si_timerid);
 	errno = saved_errno;
 }
@@ -84,6 +106,7 @@ static int pick_signal(void)
 static void set_period(unsigned hz)
 {
 	long ns = 1000000000L / (long)hz;
+	period_ns = (uint64_t)ns;
 	period.it_interval.tv_sec = ns / 1000000000L;
 	period.it_interval.tv_nsec = ns % 1000000000L;
 	period.it_value = period.it_interval;
@@ -94,6 +117,15 @@ static int timer_open(unsigned hz, unsigned generation)
 	int sig = timer_signal ? timer_signal : pick_signal();
 	if (!sig)
 		return -EAGAIN;
+	if (!tallies) {
+		void *p = mmap(NULL, MAX_TALLIES * sizeof *tallies, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		tallies = p;
+	}
+	memset((void *)tallies, 0, next_tally * sizeof *tallies);
+	next_tally = 0;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_sample;
@@ -119,6 +151,15 @@ static int timer_open(unsigned hz, unsigned generation)
 static clockid_t thread_clock(pid_t tid)
 {
 	return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+
+static int thread_cpu_ns(pid_t tid, uint64_t *ns)
+{
+	struct timespec ts;
+	if (clock_gettime(thread_clock(tid), &ts) != 0)
+		return -1;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return 0;
 }
 
 /*
@@ -147,16 +188,20 @@ static struct itimerspec first_period(pid_t tid)
 
 static int timer_arm(struct thread_slot *slot, pid_t tid)
 {
+	uint32_t tally = next_tally < MAX_TALLIES ? next_tally++ : NO_TALLY;
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = timer_signal;
-	sev.sigev_value.sival_int = (int)session;
+	sev.sigev_value.sival_ptr = pack_value(session, tally);
 	sev._sigev_un._tid = tid;
 	int id;
 	if (syscall(SYS_timer_create, thread_clock(tid), &sev, &id) != 0)
 		return -errno;
 	struct itimerspec first = first_period(tid);
+	uint64_t now = 0;
+	if (thread_cpu_ns(tid, &now) != 0)
+		tally = NO_TALLY;
 	if (syscall(SYS_timer_settime, id, 0, &first, NULL) != 0) {
 		int err = errno;
 		syscall(SYS_timer_delete, id);
@@ -164,6 +209,11 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 	}
 	slot->tid = tid;
 	slot->handle = id;
+	slot->tally = tally;
+	/* The k-th sample is due when the thread's CPU time passes
+	   base + k periods: the first after the random phase. */
+	slot->base_ns = now + (uint64_t)first.it_value.tv_sec * 1000000000u
+			+ (uint64_t)first.it_value.tv_nsec - period_ns;
 	return 0;
 }
 
@@ -179,14 +229,25 @@ static int timer_alive(struct thread_slot *slot)
 
 static int timer_set_hz(struct thread_slot *slot, unsigned hz)
 {
+	/* Its tally counted periods of the old length: no reckoning of
+	   what it is owed at the end. */
+	slot->tally = NO_TALLY;
 	set_period(hz);
 	return syscall(SYS_timer_settime, slot->handle, 0, &period, NULL) ? -errno : 0;
 }
 
-static void timer_disarm(struct thread_slot *slot)
+static uint64_t timer_disarm(struct thread_slot *slot)
 {
+	uint64_t now, owed = 0;
+	if (slot->tally != NO_TALLY && thread_cpu_ns(slot->tid, &now) == 0
+	    && now > slot->base_ns) {
+		uint64_t due = (now - slot->base_ns) / period_ns;
+		uint64_t got = atomic_load(&tallies[slot->tally]);
+		owed = due > got ? due - got : 0;
+	}
 	syscall(SYS_timer_delete, slot->handle);
 	slot->handle = -1;
+	return owed;
 }
 
 static void timer_forget(struct thread_slot *slot)

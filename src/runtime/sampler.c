@@ -55,9 +55,10 @@ static atomic_uint_fast64_t period_ns = 1000000000u / PROFIL_HZ_DEFAULT;
 /*
  * Everything happens inside the sinks' read side: go_dark() waits for
  * it to drain, so a handler that saw this generation is gone before the
- * next session creates anything a stale stop_self() could hit.
+ * threads are disarmed and the next session creates anything.
  */
 enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight,
+			      _Atomic uint64_t *tally,
 			      void (*stop_self)(void *arg), void *arg)
 {
 	enum take_result result = TAKE_STALE;
@@ -74,6 +75,8 @@ enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight,
 		goto out;
 	stats_add(&stats.observed, 1);
 	stats_add(&stats.cpu_ns, weight * atomic_load_explicit(&period_ns, memory_order_relaxed));
+	if (tally)
+		atomic_fetch_add_explicit(tally, weight, memory_order_relaxed);
 	result = TAKE_OK;
 	if (r == SINK_FAULT) {
 		atomic_store(&faulted, 1);
@@ -98,9 +101,23 @@ static struct thread_slot *find_slot(pid_t tid)
 	return NULL;
 }
 
+/*
+ * Stop one thread's sampler.  The samples its CPU time called for that
+ * never came are taken, and lost; after a fault, profiling was off and
+ * nothing was owed.
+ */
+static void disarm_slot(struct thread_slot *slot)
+{
+	uint64_t owed = backend->disarm(slot);
+	if (atomic_load(&faulted))
+		return;
+	stats_add(&stats.lost, owed);
+	stats_add(&stats.cpu_ns, owed * atomic_load(&period_ns));
+}
+
 static void drop_slot(struct thread_slot *slot)
 {
-	backend->disarm(slot);
+	disarm_slot(slot);
 	*slot = slots[--nslots];
 }
 
@@ -163,7 +180,7 @@ static void arm_all(void)
 static void disarm_all(void)
 {
 	for (size_t i = 0; i < nslots; i++)
-		backend->disarm(&slots[i]);
+		disarm_slot(&slots[i]);
 	nslots = 0;
 }
 
@@ -201,17 +218,21 @@ static int go_live(void)
 	return 0;
 }
 
-/* Stop the backend; the sinks stay installed. */
+/*
+ * Stop the backend; the sinks stay installed.  Once the generation has
+ * moved and the handlers that saw the old one have left, the tallies are
+ * final and no stop_self() of this session can come: then disarm.
+ */
 static void go_dark(void)
 {
 	if (!backend)
 		return;
 	atomic_store(&active, 0);
 	atomic_fetch_add(&generation, 1);
+	sinks_quiesce();
 	disarm_all();
 	backend->close();
 	backend = NULL;
-	sinks_quiesce();
 }
 
 int sampler_start(struct sink_set *set)

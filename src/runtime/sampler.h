@@ -36,14 +36,15 @@ enum take_result {
 };
 
 /*
- * Hand over weight samples at pc, taken under session generation.  If
- * the session has turned itself off (the buffer became unwritable),
- * stop_self(arg) is called to stop the thread's sampler; it runs before
- * any later session can start, so that it never touches what a new
- * session has made.  Async-signal-safe and lock-free: called from
- * signal handlers.
+ * Hand over weight samples at pc, taken under session generation, and
+ * add them to *tally (if not NULL) when they are taken.  If the session
+ * has turned itself off (the buffer became unwritable), stop_self(arg) is
+ * called to stop the thread's sampler.  Both happen before any later
+ * session can start, so that they never touch what a new session has
+ * made.  Async-signal-safe and lock-free: called from signal handlers.
  */
 enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight,
+			      _Atomic uint64_t *tally,
 			      void (*stop_self)(void *arg), void *arg);
 
 /* Thread life cycle, from threads.c (never from a signal handler). */

@@ -24,11 +24,11 @@ int main(void)
 	      (unsigned long long)st.taken, used);
 	CHECK(counter[0] == 65535, "counter %u, not held at 65535", counter[0]);
 	CHECK(st.counted == 65535, "counted %llu", (unsigned long long)st.counted);
-	CHECK(st.saturated == st.taken - st.outside - 65535,
-	      "saturated %llu, taken %llu, outside %llu",
+	CHECK(st.saturated == st.taken - st.outside - st.lost - 65535,
+	      "saturated %llu, taken %llu, outside %llu, lost %llu",
 	      (unsigned long long)st.saturated, (unsigned long long)st.taken,
-	      (unsigned long long)st.outside);
-	CHECK(st.lost == 0, "lost %llu", (unsigned long long)st.lost);
+	      (unsigned long long)st.outside, (unsigned long long)st.lost);
+	CHECK(st.saturated > 10000, "saturated %llu", (unsigned long long)st.saturated);
 	check_stats_add_up(&st);
 
 	/* A 0-to-65535 counter set by the program goes no further. */

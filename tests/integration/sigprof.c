@@ -46,7 +46,18 @@ static int rate_ok(long signals, double seconds)
 		return 0;
 	if (!rate_before)
 		return signals >= 0.25 * expected;
-	return signals >= 0.5 * rate_before * seconds;
+	return signals >= 5 && signals >= 0.25 * rate_before * seconds;
+}
+
+/*
+ * profil keeps counting: about one sample a period.  Not exactly within
+ * a window of the run: on a loaded machine the kernel may deliver a
+ * sample owed in one window during the next.
+ */
+static int counting(uint64_t counts, double seconds)
+{
+	double expected = seconds / period_seconds();
+	return counts >= 0.5 * expected && counts <= 1.5 * expected;
 }
 
 int main(void)
@@ -68,7 +79,7 @@ int main(void)
 	printf("before: %ld SIGPROF in %.2f s (%ld a CPU-second without profil); %llu counts\n",
 	       got, used, rate_before, (unsigned long long)histogram_total(&h));
 	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU", got, used);
-	CHECK(fabs(histogram_total(&h) * period_seconds() - used) <= 0.05 * used + 0.01,
+	CHECK(counting(histogram_total(&h), used),
 	      "profil counted %llu in %.2f s", (unsigned long long)histogram_total(&h), used);
 
 	/* After profil: a new handler and a new rate. */
@@ -84,8 +95,7 @@ int main(void)
 	printf("after: %ld SIGPROF in %.2f s; %llu counts\n", got, used,
 	       (unsigned long long)(histogram_total(&h) - counts_before));
 	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU after profil", got, used);
-	CHECK(fabs((histogram_total(&h) - counts_before) * period_seconds() - used)
-	      <= 0.05 * used + 0.01, "profil stopped counting");
+	CHECK(counting(histogram_total(&h) - counts_before, used), "profil stopped counting");
 
 	/* Turning profil off leaves the program's handler and timer alone. */
 	profil_off();
