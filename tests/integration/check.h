@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -189,6 +191,34 @@ static inline double burn(uint64_t (*fn)(uint64_t), double seconds)
 		now = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
 	} while (now - start < seconds);
 	return now - start;
+}
+
+/* A thread that calls fn in a loop until busy_stop(). */
+struct busy {
+	pthread_t thread;
+	uint64_t (*fn)(uint64_t);
+	atomic_int stop;
+};
+
+static inline void *busy_loop(void *p)
+{
+	struct busy *b = p;
+	while (!atomic_load(&b->stop))
+		check_sink += b->fn(100000);
+	return NULL;
+}
+
+static inline void busy_start(struct busy *b, uint64_t (*fn)(uint64_t))
+{
+	b->fn = fn;
+	atomic_store(&b->stop, 0);
+	pthread_create(&b->thread, NULL, busy_loop, b);
+}
+
+static inline void busy_stop(struct busy *b)
+{
+	atomic_store(&b->stop, 1);
+	pthread_join(b->thread, NULL);
 }
 
 /* The sampling period in force, in seconds. */

@@ -92,16 +92,6 @@ static int inspect(void)
 	return check_failures ? 1 : 7;
 }
 
-static atomic_int stop;
-
-static void *background(void *unused)
-{
-	(void)unused;
-	while (!atomic_load(&stop))
-		check_sink += work_work(100000);
-	return NULL;
-}
-
 /* In a child: profile, then exec ourselves with --inspect one way. */
 static void child(const char *self, int how)
 {
@@ -111,9 +101,9 @@ static void child(const char *self, int how)
 	struct histogram h = histogram_of_text();
 	if (histogram_start(&h) != 0)
 		_exit(2);
-	pthread_t t;
+	struct busy background;
 	if (how == 3)	/* a busy second thread at the moment of exec */
-		pthread_create(&t, NULL, background, NULL);
+		busy_start(&background, work_work);
 	burn(work_work, 0.1);
 	char fds[512];
 	list_fds(fds, sizeof fds);

@@ -11,16 +11,6 @@
 
 HOT_WORK(work)
 
-static atomic_int stop;
-
-static void *busy(void *unused)
-{
-	(void)unused;
-	while (!atomic_load(&stop))
-		check_sink += work_work(100000);
-	return NULL;
-}
-
 static void expect_turned_off(const char *how)
 {
 	struct profil_stats st = stats_now();
@@ -32,8 +22,8 @@ static void expect_turned_off(const char *how)
 
 int main(void)
 {
-	pthread_t t;
-	pthread_create(&t, NULL, busy, NULL);
+	struct busy other;
+	busy_start(&other, work_work);
 
 	/* Unmapped under the sampler. */
 	struct histogram h = histogram_of_text();
@@ -73,7 +63,6 @@ int main(void)
 	      (unsigned long long)st.lost);
 	profil_off();
 	histogram_free(&fresh);
-	atomic_store(&stop, 1);
-	pthread_join(t, NULL);
+	busy_stop(&other);
 	return check_done("fault");
 }

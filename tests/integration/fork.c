@@ -15,16 +15,6 @@ HOT_WORK(parent)
 HOT_WORK(child)
 HOT_WORK(busy)
 
-static atomic_int stop;
-
-static void *background(void *unused)
-{
-	(void)unused;
-	while (!atomic_load(&stop))
-		check_sink += work_busy(100000);
-	return NULL;
-}
-
 /* Counts for seconds of CPU, within the error of tick-bound sampling. */
 static int about(uint64_t counts, double seconds)
 {
@@ -36,8 +26,8 @@ int main(void)
 {
 	struct histogram h = histogram_of_text();
 	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
-	pthread_t t;
-	pthread_create(&t, NULL, background, NULL);
+	struct busy background;
+	busy_start(&background, work_busy);
 	burn(work_before, 0.2);
 
 	pid_t pid = fork();
@@ -55,8 +45,7 @@ int main(void)
 		_exit(check_done("fork (child)"));
 	}
 	CHECK(pid > 0, "fork: %s", strerror(errno));
-	atomic_store(&stop, 1);	/* two busy processes from here: one core each */
-	pthread_join(t, NULL);
+	busy_stop(&background);	/* two busy processes from here: one core each */
 	double used = burn(work_parent, 0.5);
 	int status = 0;
 	waitpid(pid, &status, 0);
