@@ -19,7 +19,8 @@ struct thread_slot {
 	pid_t tid;
 	int handle;		/* a timer id, a descriptor */
 	uint32_t tally;		/* where the thread's samples are tallied */
-	uint64_t base_ns;	/* thread CPU time its periods count from */
+	int64_t base_ns;	/* thread CPU time its periods count from
+				   (below 0 for a thread armed as it starts) */
 };
 
 struct backend {

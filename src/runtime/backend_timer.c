@@ -212,8 +212,8 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 	slot->tally = tally;
 	/* The k-th sample is due when the thread's CPU time passes
 	   base + k periods: the first after the random phase. */
-	slot->base_ns = now + (uint64_t)first.it_value.tv_sec * 1000000000u
-			+ (uint64_t)first.it_value.tv_nsec - period_ns;
+	slot->base_ns = (int64_t)now + (int64_t)first.it_value.tv_sec * 1000000000
+			+ first.it_value.tv_nsec - (int64_t)period_ns;
 	return 0;
 }
 
@@ -240,8 +240,8 @@ static uint64_t timer_disarm(struct thread_slot *slot)
 {
 	uint64_t now, owed = 0;
 	if (slot->tally != NO_TALLY && thread_cpu_ns(slot->tid, &now) == 0
-	    && now > slot->base_ns) {
-		uint64_t due = (now - slot->base_ns) / period_ns;
+	    && (int64_t)now > slot->base_ns) {
+		uint64_t due = (uint64_t)((int64_t)now - slot->base_ns) / period_ns;
 		uint64_t got = atomic_load(&tallies[slot->tally]);
 		owed = due > got ? due - got : 0;
 	}

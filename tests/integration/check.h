@@ -193,6 +193,24 @@ static inline double burn(uint64_t (*fn)(uint64_t), double seconds)
 	return now - start;
 }
 
+/*
+ * Burn in fn until the histogram has gained want counts, or for at most
+ * seconds of CPU; return the counts gained.  A check that counting goes
+ * on waits for counts rather than for a deadline: on a loaded machine
+ * the kernel can deliver a CPU-timer signal hundreds of milliseconds of
+ * CPU time late.
+ */
+static inline uint64_t burn_until_counted(const struct histogram *h,
+					  uint64_t (*fn)(uint64_t),
+					  uint64_t want, double seconds)
+{
+	uint64_t start = histogram_total(h);
+	double used = 0;
+	while (histogram_total(h) - start < want && used < seconds)
+		used += burn(fn, 0.02);
+	return histogram_total(h) - start;
+}
+
 /* A thread that calls fn in a loop until busy_stop(). */
 struct busy {
 	pthread_t thread;

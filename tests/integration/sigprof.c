@@ -34,19 +34,21 @@ static void set_itimer(int ms)
 /*
  * ITIMER_PROF at 10 ms: 100 signals a CPU-second on a quiet machine.
  * The kernel checks it at its tick and owes nothing for late expiries,
- * so a loaded machine delivers fewer, with or without libprofil: the
- * rate is judged against the one measured before profil started.
+ * so a loaded machine delivers fewer (none at all, seen on a machine
+ * with three times more busy threads than cores), with or without
+ * libprofil: the rate is judged against the one the program got before
+ * profil started.
  */
-static long rate_before;	/* per CPU-second, without libprofil */
+static double rate_before = -1;	/* per CPU-second, without libprofil */
 
 static int rate_ok(long signals, double seconds)
 {
 	double expected = seconds / 0.010;
 	if (signals > 1.15 * expected + 3)
 		return 0;
-	if (!rate_before)
-		return signals >= 0.25 * expected;
-	return signals >= 5 && signals >= 0.25 * rate_before * seconds;
+	if (rate_before < 0)
+		return 1;	/* the baseline itself */
+	return signals + 1 >= 0.25 * rate_before * seconds;
 }
 
 /*
@@ -68,7 +70,7 @@ int main(void)
 	double used = burn(work_work, 0.5);
 	long got = atomic_load(&first_handler);
 	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU without profil", got, used);
-	rate_before = got * 1.0 / used;
+	rate_before = got / used;
 
 	/* Handler installed before profil. */
 	struct histogram h = histogram_of_text();
@@ -76,7 +78,7 @@ int main(void)
 	long base = atomic_load(&first_handler);
 	used = burn(work_work, 1.0);
 	got = atomic_load(&first_handler) - base;
-	printf("before: %ld SIGPROF in %.2f s (%ld a CPU-second without profil); %llu counts\n",
+	printf("before: %ld SIGPROF in %.2f s (%.0f a CPU-second without profil); %llu counts\n",
 	       got, used, rate_before, (unsigned long long)histogram_total(&h));
 	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU", got, used);
 	CHECK(counting(histogram_total(&h), used),

@@ -62,18 +62,29 @@ int main(void)
 	double expected = a.used / (a.used + b.used);
 	double seen = (double)one / (double)(one + two);
 	double n = (double)st.observed * (one + two) / (double)st.taken;
-	printf("one %llu two %llu early %llu; share %.3f, CPU share %.3f; threads %u\n",
+	printf("one %llu two %llu early %llu; share %.3f, CPU share %.3f; threads %u; lost %llu\n",
 	       (unsigned long long)one, (unsigned long long)two,
-	       (unsigned long long)ear, seen, expected, st.threads);
-	CHECK(within_error(seen, expected, n, 0.01),
-	      "thread one's share %.3f, CPU says %.3f (n %.0f)", seen, expected, n);
+	       (unsigned long long)ear, seen, expected, st.threads, (unsigned long long)st.lost);
+	/*
+	 * On a loaded machine the kernel delivers some samples late, at
+	 * whatever pc the thread has reached (in libc, outside the text),
+	 * or never (lost).  Those could have belonged to either thread: they
+	 * widen every bound by their share.  On a quiet machine there are
+	 * only a few.
+	 */
 	double p = period_seconds();
-	CHECK(fabs(ear * p - early.used) <= 0.1 * early.used + 3 * p,
+	uint64_t astray = st.lost + st.outside;
+	double lost_share = (double)astray / (double)(one + two + astray);
+	CHECK(within_error(seen, expected, n, 0.01 + lost_share),
+	      "thread one's share %.3f, CPU says %.3f (n %.0f, lost %.3f)", seen,
+	      expected, n, lost_share);
+	CHECK(fabs(ear * p - early.used) <= 0.1 * early.used + 3 * p + astray * p,
 	      "the thread made before profil: %.3f s counted, %.3f s used",
 	      ear * p, early.used);
 	double counted_s = (double)histogram_total(&h) * p;
-	CHECK(fabs(counted_s - cpu) <= 0.03 * cpu + 0.02,
-	      "counts stand for %.3f s, the process used %.3f s", counted_s, cpu);
+	CHECK(fabs(counted_s + astray * p - cpu) <= 0.03 * cpu + 0.02,
+	      "counts stand for %.3f s and %.3f s astray, the process used %.3f s",
+	      counted_s, astray * p, cpu);
 	/* Taken, the statistics measure CPU time whatever the kernel
 	   delivered: a sample owed and never delivered is taken and lost. */
 	CHECK(fabs(st.cpu_ns / 1e9 - cpu) <= 0.01 * cpu + 0.01,
