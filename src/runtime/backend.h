@@ -40,7 +40,8 @@ struct backend {
 	   sampler did not see exit leaves its slot behind, and its tid may
 	   be given to a new thread. */
 	int (*alive)(struct thread_slot *slot);
-	/* Change the rate of a sampled thread. */
+	/* Change the rate of a sampled thread; with slot NULL, the rate
+	   for threads armed from now on. */
 	int (*set_hz)(struct thread_slot *slot, unsigned hz);
 	/*
 	 * Stop sampling one thread and release what arm() took.  Returns

@@ -229,10 +229,12 @@ static int timer_alive(struct thread_slot *slot)
 
 static int timer_set_hz(struct thread_slot *slot, unsigned hz)
 {
+	set_period(hz);
+	if (!slot)
+		return 0;
 	/* Its tally counted periods of the old length: no reckoning of
 	   what it is owed at the end. */
 	slot->tally = NO_TALLY;
-	set_period(hz);
 	return syscall(SYS_timer_settime, slot->handle, 0, &period, NULL) ? -errno : 0;
 }
 

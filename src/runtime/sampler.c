@@ -204,6 +204,8 @@ static int open_backend(void)
 	return last;
 }
 
+static void go_dark(void);
+
 /* Open a backend for a new generation and arm every thread. */
 static int go_live(void)
 {
@@ -215,6 +217,10 @@ static int go_live(void)
 	atomic_store(&faulted, 0);
 	atomic_store(&active, 1);
 	arm_all();
+	if (nslots == 0) {	/* not one thread could be sampled: not on */
+		go_dark();
+		return -EAGAIN;
+	}
 	return 0;
 }
 
@@ -277,9 +283,11 @@ int sampler_set_hz(unsigned new_hz)
 	pthread_mutex_lock(&lock);
 	hz = new_hz;
 	atomic_store(&period_ns, 1000000000u / hz);
-	if (backend)
+	if (backend) {
+		backend->set_hz(NULL, hz);
 		for (size_t i = 0; i < nslots; i++)
 			backend->set_hz(&slots[i], hz);
+	}
 	pthread_mutex_unlock(&lock);
 	return 0;
 }
@@ -305,7 +313,7 @@ int sampler_set_backend(int id)
 		return -1;
 	}
 	pthread_mutex_lock(&lock);
-	int busy = atomic_load(&active);
+	int busy = atomic_load(&active) && !atomic_load(&faulted);
 	if (!busy)
 		wanted = id;
 	pthread_mutex_unlock(&lock);

@@ -8,6 +8,8 @@
 #include "check.h"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 HOT_WORK(work)
 
@@ -146,6 +148,29 @@ static void test_coarse(void)
 	      (unsigned long long)index, counters[index]);
 }
 
+/*
+ * When not one thread can be given a timer (here: no queued signal
+ * allowed), profil fails with EAGAIN and profiling is not half on.
+ * In a child, so that the limit stays there.
+ */
+static void test_no_timer(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct rlimit none = { 0, 0 };
+		setrlimit(RLIMIT_SIGPENDING, &none);
+		struct histogram h = histogram_of_text();
+		errno = 0;
+		int r = histogram_start(&h);
+		int ok = r == -1 && errno == EAGAIN && !is_active();
+		_exit(ok ? 0 : 1);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "profil with no timer to be had: status %#x", status);
+}
+
 int main(void)
 {
 	test_einval();
@@ -153,6 +178,7 @@ int main(void)
 	test_off();
 	test_replace();
 	test_coarse();
+	test_no_timer();
 	struct profil_stats st = stats_now();
 	check_stats_add_up(&st);
 	return check_done("errors");

@@ -41,6 +41,8 @@ int main(void)
 	munmap(h.buf, h.bufsiz);
 	burn_until_off();
 	expect_turned_off("munmap");
+	CHECK(profil_set_backend(PROFIL_BACKEND_TIMER) == 0,
+	      "backend not settable after profiling turned itself off: errno %d", errno);
 
 	/* Made read-only under the sampler: nothing written after that. */
 	h = histogram_of_text();
