@@ -112,6 +112,9 @@ struct profil_stats {
 	int32_t faulted;	/* 1 if profiling stopped itself because the
 				   buffer stopped being writable */
 	int32_t reserved;
+	uint64_t system;	/* of the samples taken, those that stand for
+				   time the kernel spent on a thread's behalf
+				   (charged to the user pc that entered it) */
 };
 
 /*

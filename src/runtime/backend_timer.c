@@ -18,6 +18,13 @@
  * thread may end before its last signal comes; when a thread is disarmed,
  * its CPU time against its tally says how many samples it was owed.
  *
+ * A CPU-time timer counts the kernel's time on the thread's behalf too,
+ * and its signal arrives when the thread returns to user mode: at the pc
+ * that entered the kernel, where SPEC section 2 charges it.  Which part
+ * of the samples stands for kernel time is read from the thread's system
+ * time (RUSAGE_THREAD) at each sample: the periods of system time not
+ * yet charged are charged to this sample, up to its weight.
+ *
  * on_sample() is a signal handler: async-signal-safe, lock-free, no
  * malloc, no stdio, no locks.  The other functions run under the
  * sampler's lock.
@@ -28,6 +35,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +44,7 @@
 #include "backend.h"
 #include "context.h"
 #include "sampler.h"
+#include "stats.h"
 
 static int timer_signal;	/* 0 while closed */
 static unsigned session;	/* generation of the open session */
@@ -47,6 +56,10 @@ static uint64_t period_ns;
 #define NO_TALLY UINT32_MAX
 static _Atomic uint64_t *tallies;
 static uint32_t next_tally;
+/* Periods of each thread's system time charged so far, plus one (0: the
+   thread has not been sampled yet).  Only that thread's handler, which
+   cannot nest, touches its entry. */
+static uint64_t *system_charged;
 
 /* si_value: the generation in the high half, the tally in the low. */
 static void *pack_value(unsigned generation, uint32_t tally)
@@ -60,6 +73,27 @@ static void stop_timer(void *timer)
 	syscall(SYS_timer_settime, (int)(intptr_t)timer, 0, &zero, NULL);
 }
 
+/* Of weight periods just sampled, how many were spent in the kernel. */
+static uint32_t system_share(uint32_t tally, uint32_t weight)
+{
+	struct rusage ru;
+	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
+		return 0;
+	uint64_t ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u
+		      + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+	uint64_t now = ns / period_ns + 1;
+	uint64_t *charged = &system_charged[tally];
+	if (*charged == 0 || now < *charged) {
+		/* First sample of the thread: its system time so far was
+		   spent before it was armed. */
+		*charged = now;
+		return 0;
+	}
+	uint64_t share = now - *charged < weight ? now - *charged : weight;
+	*charged += share;
+	return (uint32_t)share;
+}
+
 static void on_sample(int sig, siginfo_t *info, void *context)
 {
 	(void)sig;
@@ -70,9 +104,11 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
 	uint64_t value = (uintptr_t)info->si_value.sival_ptr;
 	uint32_t tally = (uint32_t)value;
-	sampler_take((unsigned)(value >> 32), pc ? *pc : 0, weight,
-		     tally < MAX_TALLIES ? &tallies[tally] : NULL,
-		     stop_timer, (void *)(intptr_t)info->si_timerid);
+	uint32_t system = tally < MAX_TALLIES ? system_share(tally, weight) : 0;
+	if (sampler_take((unsigned)(value >> 32), pc ? *pc : 0, weight,
+			 tally < MAX_TALLIES ? &tallies[tally] : NULL,
+			 stop_timer, (void *)(intptr_t)info->si_timerid) == TAKE_OK)
+		stats_add(&stats.system, system);
 	errno = saved_errno;
 }
 
@@ -124,7 +160,15 @@ static int timer_open(unsigned hz, unsigned generation)
 			return -ENOMEM;
 		tallies = p;
 	}
+	if (!system_charged) {
+		void *p = mmap(NULL, MAX_TALLIES * sizeof *system_charged, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		system_charged = p;
+	}
 	memset((void *)tallies, 0, next_tally * sizeof *tallies);
+	memset(system_charged, 0, next_tally * sizeof *system_charged);
 	next_tally = 0;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);

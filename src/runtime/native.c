@@ -36,6 +36,7 @@ EXPORT int profil_get_stats(struct profil_stats *st, size_t size)
 	s.taken = s.counted + s.outside + s.dropped;
 	s.observed = atomic_load(&stats.observed);
 	s.cpu_ns = atomic_load(&stats.cpu_ns);
+	s.system = atomic_load(&stats.system);
 	s.hz = sampler_hz();
 	s.achieved_hz = s.cpu_ns ? (uint32_t)((s.observed * 1000000000.0) / s.cpu_ns + 0.5) : 0;
 	s.threads = atomic_load(&stats.threads);

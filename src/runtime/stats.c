@@ -14,6 +14,7 @@ void stats_reset(void)
 	atomic_store(&stats.lost, 0);
 	atomic_store(&stats.observed, 0);
 	atomic_store(&stats.cpu_ns, 0);
+	atomic_store(&stats.system, 0);
 	atomic_store(&stats.threads, 0);
 	atomic_store(&stats.threads_unsampled, 0);
 }

@@ -19,6 +19,7 @@ struct stats {
 	atomic_uint_fast64_t lost;
 	atomic_uint_fast64_t observed;
 	atomic_uint_fast64_t cpu_ns;
+	atomic_uint_fast64_t system;	/* of those taken: for kernel time */
 	atomic_uint threads;
 	atomic_uint threads_unsampled;
 };
