@@ -10,6 +10,10 @@
  *    function, and the "system" statistic measures the system time;
  *  - mixed: that function and one of pure arithmetic in alternating
  *    slices; each gets the share of samples its CPU time calls for.
+ *
+ * It runs under the timer backend only, for now: the perf backend's
+ * events are user-only (exclude_kernel) and need a second source for
+ * kernel time (issue 8), which does not exist yet.
  */
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -141,6 +145,8 @@ static void mixed(void)
 
 int main(void)
 {
+	CHECK(profil_set_backend(PROFIL_BACKEND_TIMER) == 0, "timer backend: %s",
+	      strerror(errno));
 	zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	CHECK(zero_fd >= 0, "/dev/zero: %s", strerror(errno));
 	mostly_system();
