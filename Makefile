@@ -34,7 +34,7 @@ WARN     := -Wall -Wextra
 BASE     := -std=gnu11 $(WARN) -pthread -Iinclude $(SANFLAGS)
 LIBFLAGS := $(BASE) -fPIC -fvisibility=hidden -fno-delete-null-pointer-checks
 
-RUNTIME_SRC := $(wildcard src/runtime/*.c) src/common/bins.c
+RUNTIME_SRC := $(wildcard src/runtime/*.c) src/common/bins.c src/format/gmon.c
 RUNTIME_ASM := $(wildcard src/runtime/*_$(shell uname -m).S)
 RUNTIME_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(RUNTIME_SRC)) \
                $(patsubst %.S,$(B)/obj/%.o,$(RUNTIME_ASM))
@@ -93,9 +93,9 @@ deps:
 
 # Unit tests link the static library, so they reach its internal
 # (hidden) functions too.
-$(B)/tests/unit/%: tests/unit/%.c $(STLIB)
+$(B)/tests/unit/%: tests/unit/%.c $(STLIB) $(B)/obj/src/format/gmon_read.o
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(STLIB) \
+	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(B)/obj/src/format/gmon_read.o $(STLIB) \
 		$$(pkg-config --cflags --libs cmocka) -lm
 
 $(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h lib
