@@ -55,9 +55,15 @@ TEST_LINK := -L$(B)/lib -Wl,-rpath,$(abspath $(B)/lib) -lprofil
 
 EXAMPLE   := $(B)/examples/crunch
 
+# The command: elfutils for symbols, zlib and protobuf-c for pprof.
+CLI_SRC  := $(wildcard src/cli/*.c) $(wildcard src/format/*.c) src/common/bins.c
+CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC))
+CLI_LIBS := $$(pkg-config --libs libdw libelf zlib) -lstdc++
+PROFIL   := $(B)/bin/profil
+
 .PHONY: all lib check test-run deps install uninstall example bench clean
 
-all: lib $(EXAMPLE)
+all: lib $(PROFIL) $(EXAMPLE)
 
 lib: $(SHLIB) $(STLIB) $(B)/lib/libprofil.so
 
@@ -86,6 +92,14 @@ $(STLIB): $(RUNTIME_OBJ)
 	rm -f $@
 	ar rcs $@ $(RUNTIME_OBJ)
 
+$(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) $$(pkg-config --cflags libdw) -c -o $@ $<
+
+$(PROFIL): $(CLI_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -o $@ $(CLI_OBJ) $(CLI_LIBS)
+
 # Tests --------------------------------------------------------------
 
 deps:
@@ -102,7 +116,7 @@ $(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h lib
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(TEST_LINK) -lm
 
-test-run: lib $(UNIT_BIN) $(INTEG_BIN) $(EXAMPLE)
+test-run: lib $(PROFIL) $(UNIT_BIN) $(INTEG_BIN) $(EXAMPLE)
 	@sh tests/run.sh $(B)
 
 check: deps
@@ -118,8 +132,11 @@ $(EXAMPLE): examples/crunch.c src/common/bins.c lib
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -rdynamic -o $@ examples/crunch.c src/common/bins.c $(TEST_LINK)
 
+# The whole process, under profil run, from a directory of its own.
 example: all
-	$(EXAMPLE)
+	@mkdir -p $(B)/example-run
+	cd $(B)/example-run && $(abspath $(PROFIL)) run $(abspath $(EXAMPLE)) \
+		&& $(abspath $(PROFIL)) report --threshold 0.5
 
 bench: lib
 	@sh bench/run.sh $(B)
@@ -127,9 +144,11 @@ bench: lib
 # Install ------------------------------------------------------------
 
 # profil.pc is written at install time: it names the installed paths.
-install: lib
+install: lib $(PROFIL)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR) \
-		$(DESTDIR)$(MANDIR)/man3
+		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
+		$(DESTDIR)$(BINDIR)
+	install -m 755 $(PROFIL) $(DESTDIR)$(BINDIR)/profil
 	install -m 644 include/profil.h $(DESTDIR)$(INCDIR)/profil.h
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -141,10 +160,13 @@ install: lib
 	chmod 644 $(DESTDIR)$(PKGDIR)/profil.pc
 	for page in man/man3/*.3; do \
 		install -m 644 $$page $(DESTDIR)$(MANDIR)/man3/; done
+	install -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/man5/*.5 $(DESTDIR)$(MANDIR)/man5/
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/profil.h $(DESTDIR)$(LIBDIR)/libprofil.* \
-	      $(DESTDIR)$(PKGDIR)/profil.pc
+	      $(DESTDIR)$(PKGDIR)/profil.pc $(DESTDIR)$(BINDIR)/profil \
+	      $(DESTDIR)$(MANDIR)/man1/profil.1 $(DESTDIR)$(MANDIR)/man5/profil.5
 	for page in man/man3/*.3; do \
 		rm -f $(DESTDIR)$(MANDIR)/man3/$${page##*/}; done
 

@@ -6,7 +6,9 @@
 set -e
 
 # Debian package names; add new needs here.
-PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils"
+PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
+	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
+	golang-go linux-perf"
 
 missing=""
 for p in $PACKAGES; do

@@ -51,6 +51,18 @@ static atomic_int active;
 static atomic_int faulted;
 static atomic_uint generation;
 static atomic_uint_fast64_t period_ns = 1000000000u / PROFIL_HZ_DEFAULT;
+static const struct sampler_hooks *_Atomic hooks;
+
+void sampler_set_preload_hooks(const struct sampler_hooks *h)
+{
+	atomic_store(&hooks, h);
+}
+
+#define HOOK(name) do {						\
+		const struct sampler_hooks *h_ = atomic_load(&hooks);	\
+		if (h_ && h_->name)					\
+			h_->name();					\
+	} while (0)
 
 /*
  * Everything happens inside the sinks' read side: go_dark() waits for
@@ -78,6 +90,7 @@ enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight,
 	if (tally)
 		atomic_fetch_add_explicit(tally, weight, memory_order_relaxed);
 	result = TAKE_OK;
+	HOOK(sampled);
 	if (r == SINK_FAULT) {
 		atomic_store(&faulted, 1);
 		result = TAKE_OFF;
@@ -371,6 +384,7 @@ void sampler_before_exec(void)
 		go_dark();
 		suspended = 1;
 	}
+	HOOK(before_exec);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -379,6 +393,7 @@ void sampler_after_exec_failed(void)
 	if (owner != getpid())
 		return;
 	pthread_mutex_lock(&lock);
+	HOOK(exec_failed);
 	if (suspended) {
 		suspended = 0;
 		if (go_live() != 0)
@@ -402,6 +417,7 @@ static void after_fork_child(void)
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	lock = fresh;
 	sinks_after_fork();
+	HOOK(fork_child);
 	if (!backend)
 		return;
 	/* The parent's threads and timers do not exist here. */
@@ -433,4 +449,6 @@ __attribute__((constructor)) static void sampler_init(void)
 		wanted = PROFIL_BACKEND_AUTO;
 	}
 	atomic_store(&period_ns, 1000000000u / hz);
+	if (preload_init)
+		preload_init();
 }

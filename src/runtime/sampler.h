@@ -62,4 +62,22 @@ void exec_init(void);
 void sampler_before_exec(void);
 void sampler_after_exec_failed(void);
 
+/*
+ * What the preload mode (preload.c) hears from the sampler.  sampled
+ * runs in signal handlers after each counted sample (async-signal-safe);
+ * fork_child runs in a fork child before it samples again, and may
+ * replace the sinks; before_exec runs once the session is torn down for
+ * an exec, exec_failed when it goes on after all.
+ */
+struct sampler_hooks {
+	void (*sampled)(void);
+	void (*fork_child)(void);
+	void (*before_exec)(void);
+	void (*exec_failed)(void);
+};
+void sampler_set_preload_hooks(const struct sampler_hooks *hooks);
+
+/* The preload mode's start, if it is linked in (not in libprofil.a). */
+void preload_init(void) __attribute__((weak));
+
 #endif

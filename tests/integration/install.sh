@@ -20,7 +20,8 @@ readelf -d "$B/lib/libprofil.so" | grep -q libasan && san="-fsanitize=address,un
 make -s install B="$B" PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; no "make install"; }
 make -s install B="$B" PREFIX=/usr DESTDIR="$tmp/dest" >>"$tmp/install.log" 2>&1 || no "make install DESTDIR"
 for f in lib/libprofil.so.1.0.0 lib/libprofil.so.1 lib/libprofil.so lib/libprofil.a \
-	 include/profil.h lib/pkgconfig/profil.pc share/man/man3/profil.3; do
+	 include/profil.h lib/pkgconfig/profil.pc share/man/man3/profil.3 bin/profil \
+	 share/man/man1/profil.1 share/man/man5/profil.5; do
 	[ -e "$tmp/prefix/$f" ] || no "PREFIX install lacks $f"
 	[ -e "$tmp/dest/usr/$f" ] || no "DESTDIR install lacks $f"
 done
@@ -29,6 +30,8 @@ grep -q "^prefix=/usr$" "$tmp/dest/usr/lib/pkgconfig/profil.pc" || no "profil.pc
 # Exports: the public API and the interposed libc calls, nothing else.
 nm -D --defined-only "$tmp/prefix/lib/libprofil.so" | awk '{print $3}' | sort > "$tmp/exports"
 cat > "$tmp/expected" <<LIST
+dlclose
+dlopen
 execl
 execle
 execlp

@@ -1,0 +1,74 @@
+/*
+ * main.c - profil: run a program under the profiler and read what it
+ * recorded.  See profil(1).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void error_line(const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	fputs("profil: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void *xmalloc(size_t n)
+{
+	return xrealloc(NULL, n);
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) {
+		error_line("out of memory");
+		exit(2);
+	}
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: profil run [-F HZ] [-o FILE] [--backend auto|perf|timer] [--] PROGRAM [ARG...]\n"
+	      "       profil report [OPTIONS] [FILE...]\n"
+	      "       profil merge -o OUT FILE...\n"
+	      "       profil export --format pprof|gmon -o OUT [FILE...]\n"
+	      "See profil(1).\n", f);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (strcmp(cmd, "report") == 0)
+		return cmd_report(argc - 1, argv + 1);
+	if (strcmp(cmd, "merge") == 0)
+		return cmd_merge(argc - 1, argv + 1);
+	if (strcmp(cmd, "export") == 0)
+		return cmd_export(argc - 1, argv + 1);
+	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	error_line("unknown command '%s' (run, report, merge, export)", cmd);
+	return 2;
+}

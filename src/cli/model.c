@@ -1,0 +1,159 @@
+/*
+ * model.c - reading profile files into the model (model.h).
+ *
+ * Objects are matched across files by path and build ID, so that the
+ * processes of a tree, or many runs, add up.  Counters become bins of
+ * link-time addresses through the exact inverse of the bin formula
+ * (src/common/bins.h), never rounded into a neighbour.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../include/profil.h"
+#include "../common/bins.h"
+#include "../format/profile.h"
+#include "cli.h"
+#include "model.h"
+
+const char *backend_name(int id)
+{
+	switch (id) {
+	case PROFIL_BACKEND_PERF: return "perf";
+	case PROFIL_BACKEND_TIMER: return "timer";
+	default: return "none";
+	}
+}
+
+static struct object *find_object(struct model *m, const struct profile_segment *s)
+{
+	for (size_t i = 0; i < m->nobjects; i++) {
+		struct object *o = &m->objects[i];
+		if (strcmp(o->path, s->path) == 0 && o->build_id_len == s->build_id_len
+		    && memcmp(o->build_id, s->build_id, s->build_id_len) == 0)
+			return o;
+	}
+	struct object *grown = xrealloc(m->objects, (m->nobjects + 1) * sizeof *grown);
+	m->objects = grown;
+	struct object *o = &m->objects[m->nobjects++];
+	memset(o, 0, sizeof *o);
+	o->path = xstrdup(s->path);
+	memcpy(o->build_id, s->build_id, s->build_id_len);
+	o->build_id_len = s->build_id_len;
+	o->bias = s->bias;
+	o->flags = (int)(s->flags & ~PROFILE_SEG_UNMAPPED);
+	return o;
+}
+
+static void add_range(struct object *o, const struct profile_segment *s)
+{
+	for (size_t i = 0; i < o->nranges; i++)
+		if (o->ranges[i].vaddr == s->vaddr)
+			return;
+	o->ranges = xrealloc(o->ranges, (o->nranges + 1) * sizeof *o->ranges);
+	o->ranges[o->nranges++] = (struct range){ s->vaddr, s->length, s->file_offset };
+}
+
+static void add_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count)
+{
+	if (o->nbins == o->capbins) {
+		o->capbins = o->capbins ? o->capbins * 2 : 256;
+		o->bins = xrealloc(o->bins, o->capbins * sizeof *o->bins);
+	}
+	o->bins[o->nbins++] = (struct bin){ first, last, count };
+	o->total += count;
+}
+
+int model_add_file(struct model *m, const char *path)
+{
+	struct profile p;
+	char why[512];
+	if (profile_open(&p, path, why, sizeof why) != 0) {
+		error_line("%s: %s", path, why);
+		return -1;
+	}
+	const struct profile_header *h = p.header;
+	if (m->nfiles == 0 || h->hz > m->hz)
+		m->hz = h->hz;
+	if (h->backend)
+		m->backend = h->backend;
+	m->no_kernel |= !!(h->flags & PROFILE_F_NO_KERNEL);
+	m->unfinished += h->state != PROFILE_COMPLETE;
+	/* A running file's counters went on after its statistics. */
+	uint64_t extra = p.counted - h->counted;
+	m->taken += h->taken + extra;
+	m->counted += h->counted + extra;
+	m->outside += h->outside;
+	m->saturated += h->saturated;
+	m->lost += h->lost;
+	m->observed += h->observed;
+	m->cpu_ns += h->cpu_ns;
+	m->threads += h->threads;
+	m->threads_unsampled += h->threads_unsampled;
+	if (!m->start_ns || h->start_ns < m->start_ns)
+		m->start_ns = h->start_ns;
+	if (h->update_ns > m->end_ns)
+		m->end_ns = h->update_ns;
+	m->nfiles++;
+	for (size_t i = 0; i < p.nsegs; i++) {
+		const struct profile_seg_view *v = &p.segs[i];
+		const struct profile_segment *s = v->head;
+		struct object *o = find_object(m, s);
+		add_range(o, s);
+		for (uint64_t k = 0; k < s->ncounters; k++) {
+			uint64_t c = profile_count(v, k), first, last;
+			if (!c)
+				continue;
+			if (!bins_first_pc(k, s->start, s->scale, &first)
+			    || !bins_last_pc(k, s->start, s->scale, &last))
+				continue;
+			add_bin(o, first - s->bias, last - s->bias, c);
+		}
+	}
+	profile_close(&p);
+	return 0;
+}
+
+static int by_first(const void *a, const void *b)
+{
+	const struct bin *x = a, *y = b;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->last < y->last ? -1 : x->last > y->last;
+}
+
+void model_finish(struct model *m)
+{
+	for (size_t i = 0; i < m->nobjects; i++) {
+		struct object *o = &m->objects[i];
+		if (!o->nbins)
+			continue;
+		qsort(o->bins, o->nbins, sizeof *o->bins, by_first);
+		size_t k = 0;
+		for (size_t j = 1; j < o->nbins; j++) {
+			if (o->bins[j].first == o->bins[k].first && o->bins[j].last == o->bins[k].last)
+				o->bins[k].count += o->bins[j].count;
+			else
+				o->bins[++k] = o->bins[j];
+		}
+		o->nbins = k + 1;
+	}
+}
+
+double model_seconds_each(const struct model *m)
+{
+	if (m->taken && m->cpu_ns)
+		return m->cpu_ns / 1e9 / m->taken;
+	return m->hz ? 1.0 / m->hz : 0.001;
+}
+
+void model_free(struct model *m)
+{
+	for (size_t i = 0; i < m->nobjects; i++) {
+		free(m->objects[i].path);
+		free(m->objects[i].ranges);
+		free(m->objects[i].bins);
+	}
+	free(m->objects);
+	memset(m, 0, sizeof *m);
+}

@@ -1,0 +1,66 @@
+/*
+ * model.h - what the command knows of a profile, whatever file it came
+ * from: objects (a program, its libraries), each with the address
+ * ranges that were counted and their counts, and the statistics.
+ * report, merge and export all work on this.
+ */
+#ifndef PROFIL_CLI_MODEL_H
+#define PROFIL_CLI_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Samples counted over [first, last] (link-time addresses of the object). */
+struct bin {
+	uint64_t first, last;
+	uint64_t count;
+};
+
+/* One executable range of an object, as the histogram covered it. */
+struct range {
+	uint64_t vaddr, length, file_offset;
+};
+
+struct object {
+	char *path;
+	uint8_t build_id[64];
+	unsigned build_id_len;
+	uint64_t bias;		/* of the first process that had it mapped */
+	int flags;		/* PROFILE_SEG_* */
+	struct range *ranges;
+	size_t nranges;
+	struct bin *bins;	/* sorted by first once model_finish ran */
+	size_t nbins, capbins;
+	uint64_t total;
+};
+
+struct model {
+	struct object *objects;
+	size_t nobjects;
+	unsigned nfiles;
+	unsigned unfinished;	/* files of processes that did not exit */
+	uint32_t hz;
+	int backend;
+	int no_kernel;
+	uint64_t taken, counted, outside, saturated, lost, observed, cpu_ns;
+	uint64_t threads, threads_unsampled;
+	uint64_t start_ns, end_ns;
+};
+
+/*
+ * Add a file to the model.  Prints one line naming the file and what is
+ * wrong, and returns -1, if it cannot be read.
+ */
+int model_add_file(struct model *m, const char *path);
+
+/* Sort and merge the bins; call once every file is in. */
+void model_finish(struct model *m);
+
+/* Seconds of CPU time one sample stands for. */
+double model_seconds_each(const struct model *m);
+
+void model_free(struct model *m);
+
+const char *backend_name(int id);
+
+#endif

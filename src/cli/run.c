@@ -1,0 +1,274 @@
+/*
+ * run.c - profil run: a program under the profiler, without recompiling.
+ *
+ * libprofil is preloaded with PROFIL_RUN set: it profiles every process
+ * of the tree into a file of its own (src/runtime/preload.c) and adds
+ * each file's name to .profil-last here, which `profil report` reads by
+ * default.  The exit status is the program's.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../include/profil.h"
+#include "cli.h"
+
+/* libprofil.so beside the command: ../lib from bin/, as installed and built. */
+static int find_library(char *out, size_t size)
+{
+	const char *env = getenv("PROFIL_LIBRARY");
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return access(out, R_OK) == 0 ? 0 : -1;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	static const char *const tries[] = { "/../lib/libprofil.so.1", "/../lib64/libprofil.so.1",
+					     "/../lib/libprofil.so" };
+	for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+		snprintf(out, size, "%s%s", exe, tries[i]);
+		char real[PATH_MAX];
+		if (realpath(out, real)) {
+			snprintf(out, size, "%s", real);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int parse_hz(const char *text, unsigned *hz)
+{
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(text, &end, 10);
+	if (*text < '0' || *text > '9' || errno || *end || v < PROFIL_HZ_MIN || v > PROFIL_HZ_MAX)
+		return -1;
+	*hz = (unsigned)v;
+	return 0;
+}
+
+static void set(const char *name, const char *value)
+{
+	if (setenv(name, value, 1) != 0) {
+		error_line("cannot set %s: %s", name, strerror(errno));
+		exit(2);
+	}
+}
+
+/* How many files the run made, and how much they hold. */
+static void summary(const char *list)
+{
+	FILE *f = fopen(list, "r");
+	if (!f)
+		return;
+	char line[PATH_MAX + 2], first[PATH_MAX + 2] = "";
+	unsigned n = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (n++ == 0)
+			snprintf(first, sizeof first, "%s", line);
+	}
+	fclose(f);
+	first[strcspn(first, "\n")] = '\0';
+	if (n == 0)
+		error_line("no profile was written (a statically linked program cannot be "
+			   "profiled by profil run)");
+	else if (n == 1)
+		fprintf(stderr, "profil: wrote %s; see profil report\n", first);
+	else
+		fprintf(stderr, "profil: wrote %u profiles, one for each process; "
+			"see profil report\n", n);
+}
+
+int cmd_run(int argc, char **argv)
+{
+	static const struct option longs[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *out = NULL, *backend = NULL;
+	unsigned hz = 0;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+F:o:b:h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			if (parse_hz(optarg, &hz) != 0) {
+				error_line("-F '%s': not a whole number from %d to %d", optarg,
+					   PROFIL_HZ_MIN, PROFIL_HZ_MAX);
+				return 2;
+			}
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 'b':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "timer")) {
+				error_line("--backend '%s': not one of auto, perf, timer", optarg);
+				return 2;
+			}
+			backend = optarg;
+			break;
+		case 'h':
+			puts("usage: profil run [-F HZ] [-o FILE] [--backend auto|perf|timer] "
+			     "[--] PROGRAM [ARG...]");
+			return 0;
+		case ':':
+			error_line("run: option '%s' needs a value", argv[optind - 1]);
+			return 2;
+		default:
+			if (optopt)
+				error_line("run: unknown option '-%c'", optopt);
+			else
+				error_line("run: unknown option '%s'", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		error_line("run: no program given (profil run [OPTIONS] PROGRAM [ARG...])");
+		return 2;
+	}
+	char lib[PATH_MAX];
+	if (find_library(lib, sizeof lib) != 0) {
+		error_line("cannot find libprofil.so beside the command (set PROFIL_LIBRARY)");
+		return 2;
+	}
+
+	char cwd[PATH_MAX], list[PATH_MAX + 32], buf[PATH_MAX * 2 + 16];
+	if (!getcwd(cwd, sizeof cwd)) {
+		error_line("cannot name the current directory: %s", strerror(errno));
+		return 2;
+	}
+	snprintf(list, sizeof list, "%s/%s", cwd, RUN_LIST);
+	int lfd = open(list, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (lfd < 0) {
+		error_line("%s: %s", list, strerror(errno));
+		return 2;
+	}
+	close(lfd);
+
+	/* After what is preloaded already (a sanitizer's runtime must be first). */
+	const char *old = getenv("LD_PRELOAD");
+	if (old && *old)
+		snprintf(buf, sizeof buf, "%s:%s", old, lib);
+	else
+		snprintf(buf, sizeof buf, "%s", lib);
+	set("LD_PRELOAD", buf);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(buf, sizeof buf, "%llu",
+		 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+	set("PROFIL_RUN", buf);
+	set("PROFIL_RUN_LIST", list);
+	if (hz) {
+		snprintf(buf, sizeof buf, "%u", hz);
+		set("PROFIL_HZ", buf);
+	}
+	if (backend)
+		set("PROFIL_BACKEND", backend);
+	if (out) {
+		/* Asked for by name: an older file of that name is replaced. */
+		struct stat st;
+		if (lstat(out, &st) == 0 && S_ISREG(st.st_mode))
+			unlink(out);
+		if (out[0] == '/')
+			snprintf(buf, sizeof buf, "%s", out);
+		else
+			snprintf(buf, sizeof buf, "%s/%s", cwd, out);
+		set("PROFIL_OUT", buf);
+	} else if (!getenv("PROFDIR") && !getenv("GMON_OUT_PREFIX") && !getenv("PROFIL_OUT")) {
+		/* Every process of the tree writes here, wherever it goes. */
+		set("PROFDIR", cwd);
+	}
+
+	pid_t pid = fork();
+	if (pid < 0) {
+		error_line("cannot fork: %s", strerror(errno));
+		return 2;
+	}
+	if (pid == 0) {
+		execvp(argv[optind], argv + optind);
+		error_line("%s: %s", argv[optind], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	/* Like a shell: ^C and ^\ are for the program. */
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	int status;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR) {
+			error_line("waiting for %s: %s", argv[optind], strerror(errno));
+			return 2;
+		}
+	/* 126 and 127 from a child that could not exec said why already. */
+	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 126 && WEXITSTATUS(status) != 127))
+		summary(list);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	int sig = WTERMSIG(status);
+	signal(sig, SIG_DFL);
+	fflush(NULL);
+	raise(sig);	/* die as the program died */
+	return 128 + sig;
+}
+
+char **input_files(int argc, char **argv)
+{
+	char **files = xmalloc((size_t)(argc + 1) * sizeof *files);
+	int n = 0;
+	for (int i = 0; i < argc; i++)
+		files[n++] = xstrdup(argv[i]);
+	files[n] = NULL;
+	if (n)
+		return files;
+	FILE *f = fopen(RUN_LIST, "r");
+	if (!f) {
+		error_line("no file given, and no %s here from a profil run", RUN_LIST);
+		free(files);
+		return NULL;
+	}
+	char line[PATH_MAX + 2];
+	size_t cap = 1;
+	while (fgets(line, sizeof line, f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!*line)
+			continue;
+		files = xrealloc(files, (cap + 1) * sizeof *files);
+		files[n++] = xstrdup(line);
+		files[n] = NULL;
+		cap++;
+	}
+	fclose(f);
+	if (n == 0) {
+		error_line("%s lists no profile: the last profil run wrote none", RUN_LIST);
+		free(files);
+		return NULL;
+	}
+	return files;
+}
+
+void free_files(char **files)
+{
+	for (char **f = files; f && *f; f++)
+		free(*f);
+	free(files);
+}

@@ -1,0 +1,45 @@
+/*
+ * symbols.h - addresses of an object to functions, source lines and
+ * inlined functions, through elfutils' libdwfl (.symtab, .dynsym, DWARF,
+ * build IDs, separate debug files), and C++ names demangled.
+ */
+#ifndef PROFIL_CLI_SYMBOLS_H
+#define PROFIL_CLI_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+struct symbols;
+
+/*
+ * Open the object's file and check that it is the one profiled (same
+ * build ID).  NULL, with a reason in why, if it is missing or changed.
+ */
+struct symbols *symbols_open(const struct object *o, char *why, size_t len);
+void symbols_close(struct symbols *s);
+
+/* The function that holds addr (link-time): its name, start and size. */
+struct function {
+	const char *name;	/* demangled; owned by symbols */
+	uint64_t start, size;
+};
+int symbols_function(struct symbols *s, uint64_t addr, struct function *f);
+
+/* The function of that name (raw or demangled), for --annotate. */
+int symbols_find(struct symbols *s, const char *name, struct function *f);
+
+/* Source file and line of addr; 0 if the object has no line table. */
+int symbols_line(struct symbols *s, uint64_t addr, const char **file, int *line);
+
+/* The innermost function inlined at addr, or NULL if none is. */
+const char *symbols_inlined(struct symbols *s, uint64_t addr);
+
+/* The file the symbols came from. */
+const char *symbols_path(const struct symbols *s);
+
+/* A C++ name demangled (malloc'd), or a copy of name. */
+char *demangle(const char *name);
+
+#endif

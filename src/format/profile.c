@@ -1,0 +1,174 @@
+/*
+ * profile.c - reading the profil profile file (profil(5)) in the command.
+ *
+ * The runtime writes the file in place (src/runtime/preload.c); this is
+ * the other side.  The file is mapped read-only and every field that
+ * leads somewhere (sizes, counts, offsets) is checked against the file's
+ * size before it is followed, so that a truncated, corrupt or hostile
+ * file is refused in one line and never read past.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/bins.h"
+#include "profile.h"
+
+static int fail(char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Say why, then let go of the file. */
+static int refuse(struct profile *p, char *why, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	profile_close(p);
+	return -1;
+}
+
+int profile_is_profile(const void *data, size_t size)
+{
+	return size >= 8 && memcmp(data, PROFILE_MAGIC, 8) == 0;
+}
+
+static int check_segment(const struct profile_segment *s, uint64_t at, uint64_t end,
+			 char *why, size_t len)
+{
+	if (s->width != 4 && s->width != 8)
+		return fail(why, len, "corrupt segment at byte %llu: counter width %u",
+			    (unsigned long long)at, s->width);
+	if (s->scale < 2 || s->scale > BINS_SCALE_ONE)
+		return fail(why, len, "corrupt segment at byte %llu: scale %u",
+			    (unsigned long long)at, s->scale);
+	if (s->ncounters > (UINT64_C(1) << 40)
+	    || s->size != profile_segment_size(s->ncounters, s->width))
+		return fail(why, len, "corrupt segment at byte %llu: %llu counters in %llu bytes",
+			    (unsigned long long)at, (unsigned long long)s->ncounters,
+			    (unsigned long long)s->size);
+	if (s->size > end - at)
+		return fail(why, len, "truncated: segment at byte %llu runs past the end",
+			    (unsigned long long)at);
+	if (memchr(s->path, '\0', sizeof s->path) == NULL || s->build_id_len > sizeof s->build_id)
+		return fail(why, len, "corrupt segment at byte %llu: bad path or build ID",
+			    (unsigned long long)at);
+	return 0;
+}
+
+int profile_open(struct profile *p, const char *path, char *why, size_t len)
+{
+	memset(p, 0, sizeof *p);
+	p->name = path;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return fail(why, len, "%s", strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return fail(why, len, "not a regular file");
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		return fail(why, len, "empty file");
+	}
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return fail(why, len, "cannot map: %s", strerror(errno));
+	p->map = map;
+	p->map_size = (size_t)st.st_size;
+	if (!profile_is_profile(map, p->map_size)) {
+		return refuse(p, why, len, "not a profil profile (bad magic number)");
+	}
+	if (p->map_size < PROFILE_PAGE) {
+		return refuse(p, why, len, "truncated: %zu bytes, the header alone takes %u",
+			    (size_t)st.st_size, PROFILE_PAGE);
+	}
+	const struct profile_header *h = map;
+	p->header = h;
+	if (h->byte_order != 0x01020304) {
+		return refuse(p, why, len, "written on a machine of another byte order");
+	}
+	if (h->version != PROFILE_VERSION) {
+		return refuse(p, why, len, "format version %u; this profil reads version %u",
+			    h->version, PROFILE_VERSION);
+	}
+	if (h->state != PROFILE_RUNNING && h->state != PROFILE_COMPLETE) {
+		return refuse(p, why, len, "corrupt header: state %u", h->state);
+	}
+	if (h->end < PROFILE_PAGE || h->end % PROFILE_PAGE) {
+		return refuse(p, why, len, "corrupt header: end %llu", (unsigned long long)h->end);
+	}
+	if (h->end > p->map_size) {
+		return refuse(p, why, len, "truncated: %zu bytes, the header says %llu",
+			    p->map_size, (unsigned long long)h->end);
+	}
+	if (h->taken != h->counted + h->outside + h->saturated + h->lost) {
+		return refuse(p, why, len, "statistics do not add up: taken %llu, counted %llu + "
+			    "outside %llu + saturated %llu + lost %llu",
+			    (unsigned long long)h->taken, (unsigned long long)h->counted,
+			    (unsigned long long)h->outside, (unsigned long long)h->saturated,
+			    (unsigned long long)h->lost);
+	}
+	if (h->nsegments > h->end / PROFILE_PAGE) {
+		return refuse(p, why, len, "corrupt header: %u segments in %llu bytes",
+			    h->nsegments, (unsigned long long)h->end);
+	}
+	p->segs = calloc(h->nsegments ? h->nsegments : 1, sizeof *p->segs);
+	if (!p->segs) {
+		return refuse(p, why, len, "out of memory");
+	}
+	uint64_t at = PROFILE_PAGE;
+	for (uint32_t i = 0; i < h->nsegments; i++) {
+		if (at + PROFILE_PAGE > h->end) {
+			return refuse(p, why, len, "truncated: %u segments announced, %u found",
+				    h->nsegments, i);
+		}
+		const struct profile_segment *s = (const void *)((const char *)map + at);
+		if (check_segment(s, at, h->end, why, len) != 0) {
+			profile_close(p);	/* why is written */
+			return -1;
+		}
+		p->segs[i].head = s;
+		p->segs[i].counters = (const char *)s + PROFILE_PAGE;
+		for (uint64_t k = 0; k < s->ncounters; k++)
+			p->counted += profile_count(&p->segs[i], k);
+		at += s->size;
+		p->nsegs++;
+	}
+	/*
+	 * A complete file's counters hold exactly what the header says was
+	 * counted.  A running one (killed, or still going) was counted into
+	 * after its statistics were last copied, never before.
+	 */
+	if (h->state == PROFILE_COMPLETE ? p->counted != h->counted : p->counted < h->counted) {
+		return refuse(p, why, len, "counts do not add up: the counters hold %llu samples, "
+			    "the header says %llu were counted",
+			    (unsigned long long)p->counted, (unsigned long long)h->counted);
+	}
+	return 0;
+}
+
+void profile_close(struct profile *p)
+{
+	if (p->map)
+		munmap(p->map, p->map_size);
+	free(p->segs);
+	p->map = NULL;
+	p->segs = NULL;
+	p->nsegs = 0;
+}

@@ -1,0 +1,136 @@
+/*
+ * profile.h - the profil profile file (profil(5)).
+ *
+ * One file per process.  The runtime writes it in place through a shared
+ * file mapping while the program runs, so that a process killed hard
+ * leaves a consistent file behind: a page of header, then one segment per
+ * executable range of a mapped object, each a page of description
+ * followed by its counters.  A segment is filled in before the header's
+ * count of segments is raised to include it, so a reader that trusts
+ * only the first nsegments segments never sees a half-written one.
+ *
+ * Every field is in the byte order of the machine that wrote the file;
+ * the magic number tells a reader on another machine that it cannot
+ * read it.  This header is shared by the writer in the runtime (libc
+ * only) and the readers in the command.
+ */
+#ifndef PROFIL_FORMAT_PROFILE_H
+#define PROFIL_FORMAT_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROFILE_MAGIC "PROFIL\x7fP"	/* 8 bytes */
+#define PROFILE_VERSION 1
+#define PROFILE_PAGE 4096u		/* header and segment heads */
+#define PROFILE_PATH_MAX 3832u
+
+enum profile_state {
+	PROFILE_RUNNING = 1,	/* written live; the process may have been killed */
+	PROFILE_COMPLETE = 2,	/* closed at exit or before exec */
+};
+
+/* The first page of the file. */
+struct profile_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t state;		/* enum profile_state */
+	uint32_t byte_order;	/* 0x01020304 as written */
+	uint32_t nsegments;	/* segments complete and counted */
+	uint64_t end;		/* bytes of the file in use */
+	int32_t pid;
+	int32_t ppid;
+	uint32_t hz;		/* rate asked for */
+	int32_t backend;	/* enum profil_backend used; 0 if never on */
+	uint32_t flags;		/* PROFILE_F_* */
+	uint32_t threads;
+	uint32_t threads_unsampled;
+	uint32_t achieved_hz;
+	uint64_t start_ns;	/* CLOCK_REALTIME at start */
+	uint64_t update_ns;	/* CLOCK_REALTIME of the last update */
+	/* The statistics of SPEC section 2, as of update_ns. */
+	uint64_t taken;
+	uint64_t counted;
+	uint64_t outside;
+	uint64_t saturated;
+	uint64_t lost;
+	uint64_t observed;
+	uint64_t cpu_ns;
+	uint64_t run_id;	/* the profil run that made it, or 0 */
+	uint64_t reserved[8];
+	char command[256];	/* argv[0] of the program, NUL-terminated */
+};
+
+/* Flags. */
+#define PROFILE_F_NO_KERNEL 1u	/* the backend cannot see kernel time */
+#define PROFILE_F_MERGED 2u	/* a sum of several profiles */
+
+/* The first page of a segment; its counters follow at the next page. */
+struct profile_segment {
+	uint64_t size;		/* bytes of this segment, page-aligned */
+	uint64_t start;		/* runtime address of the first counter */
+	uint64_t ncounters;
+	uint64_t bias;		/* load bias: link-time address = runtime - bias */
+	uint64_t vaddr;		/* link-time address of the executable range */
+	uint64_t length;	/* bytes of the executable range */
+	uint64_t file_offset;	/* of the range in the object's file */
+	uint64_t counted;	/* sum of the counters (merge, complete files) */
+	uint32_t scale;		/* as profil(2): 0x10000 is 2 bytes a counter */
+	uint32_t width;		/* bytes per counter: 4 or 8 */
+	uint32_t flags;		/* PROFILE_SEG_* */
+	uint32_t build_id_len;
+	uint8_t build_id[64];
+	uint8_t reserved[120];
+	char path[PROFILE_PATH_MAX];	/* NUL-terminated */
+};
+
+#define PROFILE_SEG_UNMAPPED 1u	/* the object was closed (dlclose) */
+#define PROFILE_SEG_MAIN 2u	/* the main executable */
+#define PROFILE_SEG_VDSO 4u	/* the kernel's vDSO: no file */
+
+_Static_assert(sizeof(struct profile_header) <= PROFILE_PAGE, "header page");
+_Static_assert(sizeof(struct profile_segment) == PROFILE_PAGE, "segment page");
+
+/* Bytes a segment of n counters of width w takes, head included. */
+static inline uint64_t profile_segment_size(uint64_t n, uint32_t width)
+{
+	uint64_t bytes = n * width;
+	return PROFILE_PAGE + (bytes + PROFILE_PAGE - 1) / PROFILE_PAGE * PROFILE_PAGE;
+}
+
+/* ---- The command's side: reading and writing whole files. ---- */
+
+struct profile_seg_view {
+	const struct profile_segment *head;
+	const void *counters;	/* head->ncounters of head->width bytes */
+};
+
+struct profile {
+	const char *name;	/* the file name, as given */
+	void *map;		/* the whole file, read-only */
+	size_t map_size;
+	const struct profile_header *header;
+	size_t nsegs;
+	struct profile_seg_view *segs;
+	uint64_t counted;	/* sum over every counter */
+};
+
+/*
+ * Read and check a file.  Returns 0, or -1 with a one-line reason in
+ * why (without the file name) when the file is missing, truncated,
+ * foreign or corrupt.
+ */
+int profile_open(struct profile *p, const char *path, char *why, size_t whylen);
+void profile_close(struct profile *p);
+
+/* Counter i of a segment. */
+static inline uint64_t profile_count(const struct profile_seg_view *s, uint64_t i)
+{
+	return s->head->width == 8 ? ((const uint64_t *)s->counters)[i]
+				   : ((const uint32_t *)s->counters)[i];
+}
+
+/* Is this a profil profile (by its magic)? */
+int profile_is_profile(const void *data, size_t size);
+
+#endif

@@ -1,0 +1,595 @@
+/*
+ * preload.c - profiling an unmodified program: the mode `profil run`
+ * turns on by preloading libprofil with PROFIL_RUN set.
+ *
+ * At load, every executable range of every mapped object (the program,
+ * its libraries, the vDSO) gets a histogram of 32-bit counters, one per
+ * 2 bytes of text, and sampling starts into all of them at once.  The
+ * histograms are not in the process's memory but in the profile file
+ * itself, mapped shared (profil(5)): a sample is on its way to the disk
+ * as soon as it is counted, so a process killed hard loses nothing but
+ * the statistics of its last second, which the sampling path copies into
+ * the header about once a second.
+ *
+ * dlopen and dlclose are interposed: a library gets its histogram as it
+ * is opened, and before it is closed its histogram leaves the sink set
+ * but stays in the file, under the library's name.  A fork child starts
+ * a file of its own; an exec closes the file, and the new program, which
+ * inherits PROFIL_RUN, starts another.
+ *
+ * preload_sampled() runs in signal handlers: it is async-signal-safe and
+ * lock-free (atomics, clock_gettime).  Everything else runs under
+ * `lock`, never in a handler.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../include/profil.h"
+#include "../common/bins.h"
+#include "../format/profile.h"
+#include "env.h"
+#include "sampler.h"
+#include "stats.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct seg {
+	struct profile_segment *head;	/* mapped with its counters */
+	uint64_t size;
+	int unmapped;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int on;		/* the preload mode is running */
+static int fd = -1;
+static struct profile_header *header;
+static struct seg *segs;
+static size_t nsegs, capacity;
+static uint64_t run_id;
+static _Atomic int64_t next_update_ns;
+
+/* ---- The sampling path. ---- */
+
+static int64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Copy the statistics into the header.  Async-signal-safe. */
+static void publish_stats(struct profile_header *h)
+{
+	uint64_t counted = atomic_load(&stats.counted);
+	uint64_t outside = atomic_load(&stats.outside);
+	uint64_t saturated = atomic_load(&stats.saturated);
+	uint64_t lost = atomic_load(&stats.lost);
+	uint64_t observed = atomic_load(&stats.observed);
+	uint64_t cpu_ns = atomic_load(&stats.cpu_ns);
+	h->counted = counted;
+	h->outside = outside;
+	h->saturated = saturated;
+	h->lost = lost;
+	h->taken = counted + outside + saturated + lost;
+	h->observed = observed;
+	h->cpu_ns = cpu_ns;
+	h->achieved_hz = cpu_ns ? (uint32_t)(observed * 1000000000.0 / cpu_ns + 0.5) : 0;
+	h->threads = atomic_load(&stats.threads);
+	h->threads_unsampled = atomic_load(&stats.threads_unsampled);
+	h->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
+}
+
+/* After each counted sample: the header's statistics, once a second. */
+static void preload_sampled(void)
+{
+	int64_t now = now_ns(CLOCK_MONOTONIC_COARSE);
+	int64_t due = atomic_load_explicit(&next_update_ns, memory_order_relaxed);
+	if (now < due || !atomic_compare_exchange_strong(&next_update_ns, &due,
+							 now + 500000000))
+		return;
+	struct profile_header *h = header;
+	if (h)
+		publish_stats(h);
+}
+
+/* ---- The file. ---- */
+
+static void complain(const char *what, const char *name)
+{
+	char line[PATH_MAX + 128];
+	int n = snprintf(line, sizeof line, "libprofil: %s %s: %s\n", what, name,
+			 strerror(errno));
+	if (n > 0) {
+		ssize_t r = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n
+								       : sizeof line - 1);
+		(void)r;
+	}
+}
+
+/* Copy src into dst of size bytes, cut if need be. */
+static void copy(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+	if (n > size - 1)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* The program's name, for %n and the default file name. */
+static void program_name(char *out, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	const char *base = strrchr(exe, '/');
+	copy(out, size, base ? base + 1 : n > 0 ? exe : "program");
+}
+
+/* PROFIL_OUT with %p and %n expanded. */
+static void expand(const char *pattern, char *out, size_t size)
+{
+	char name[256];
+	program_name(name, sizeof name);
+	size_t o = 0;
+	for (const char *p = pattern; *p && o + 1 < size; p++) {
+		if (p[0] == '%' && (p[1] == 'p' || p[1] == 'n')) {
+			int n = p[1] == 'p' ? snprintf(out + o, size - o, "%d", (int)getpid())
+					    : snprintf(out + o, size - o, "%s", name);
+			o += n > 0 ? (size_t)n : 0;
+			p++;
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o < size ? o : size - 1] = '\0';
+}
+
+/* The file name as SPEC section 6 says, before any suffix. */
+static void file_name(char *out, size_t size)
+{
+	const char *outname = getenv("PROFIL_OUT");
+	const char *prefix = getenv("GMON_OUT_PREFIX");
+	const char *dir = getenv("PROFDIR");
+	char name[256];
+	program_name(name, sizeof name);
+	if (outname && *outname)
+		expand(outname, out, size);
+	else if (prefix && *prefix)
+		snprintf(out, size, "%s.%d", prefix, (int)getpid());
+	else
+		snprintf(out, size, "%s%sgmon.%s.%d.out", dir && *dir ? dir : "",
+			 dir && *dir ? "/" : "", name, (int)getpid());
+}
+
+/* Add the file's name to the run's list, for `profil report`. */
+static void list_file(const char *name)
+{
+	const char *list = getenv("PROFIL_RUN_LIST");
+	if (!list || !*list)
+		return;
+	char abs[PATH_MAX], line[PATH_MAX + 2];
+	line[0] = '\0';
+	if (name[0] != '/' && getcwd(abs, sizeof abs) && strlen(abs) + strlen(name) + 3 < sizeof line) {
+		strcat(strcat(strcpy(line, abs), "/"), name);
+	} else if (strlen(name) + 2 < sizeof line) {
+		strcpy(line, name);
+	}
+	strcat(line, "\n");
+	int lfd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (lfd < 0)
+		return;
+	ssize_t r = write(lfd, line, strlen(line));	/* one write: atomic */
+	(void)r;
+	close(lfd);
+}
+
+/* Create the file: never through a symbolic link, never over another. */
+static int create_file(void)
+{
+	char base[PATH_MAX - 16], name[PATH_MAX];
+	file_name(base, sizeof base);
+	copy(name, sizeof name, base);
+	for (int i = 1; i < 1000; i++) {
+		fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		snprintf(name, sizeof name, "%s.%d", base, i);
+	}
+	if (fd < 0) {
+		complain("cannot create profile", name);
+		return -1;
+	}
+	if (ftruncate(fd, PROFILE_PAGE) != 0) {
+		complain("cannot write profile", name);
+		goto fail;
+	}
+	header = mmap(NULL, PROFILE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (header == MAP_FAILED) {
+		header = NULL;
+		complain("cannot map profile", name);
+		goto fail;
+	}
+	memset(header, 0, sizeof *header);
+	memcpy(header->magic, PROFILE_MAGIC, 8);
+	header->version = PROFILE_VERSION;
+	header->state = PROFILE_RUNNING;
+	header->byte_order = 0x01020304;
+	header->end = PROFILE_PAGE;
+	header->pid = getpid();
+	header->ppid = getppid();
+	header->hz = sampler_hz();
+	header->start_ns = header->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
+	header->run_id = run_id;
+	program_name(header->command, sizeof header->command);
+	list_file(name);
+	return 0;
+fail:
+	close(fd);
+	unlink(name);
+	fd = -1;
+	return -1;
+}
+
+/* Append a segment of ncounters counters; NULL if the file cannot grow. */
+static struct profile_segment *append(uint64_t ncounters)
+{
+	uint64_t size = profile_segment_size(ncounters, 4);
+	uint64_t at = header->end;
+	if (ftruncate(fd, (off_t)(at + size)) != 0)
+		return NULL;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (nsegs == capacity) {
+		size_t n = capacity ? capacity * 2 : 32;
+		struct seg *s = realloc(segs, n * sizeof *s);
+		if (!s) {
+			munmap(p, size);
+			return NULL;
+		}
+		segs = s;
+		capacity = n;
+	}
+	segs[nsegs++] = (struct seg){ .head = p, .size = size };
+	header->end = at + size;
+	struct profile_segment *head = p;
+	head->size = size;
+	head->ncounters = ncounters;
+	head->scale = BINS_SCALE_ONE;
+	head->width = 4;
+	return head;
+}
+
+/* Publish the segments filled in so far: readers see them from now on. */
+static void publish_segments(void)
+{
+	atomic_thread_fence(memory_order_release);
+	header->nsegments = (uint32_t)nsegs;
+}
+
+/* ---- Objects. ---- */
+
+static void build_id(const struct dl_phdr_info *info, struct profile_segment *head)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof *n;
+			const char *desc = name + ((n->n_namesz + 3) & ~3u);
+			if (desc + n->n_descsz > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4
+			    && memcmp(name, "GNU", 4) == 0
+			    && n->n_descsz <= sizeof head->build_id) {
+				memcpy(head->build_id, desc, n->n_descsz);
+				head->build_id_len = n->n_descsz;
+				return;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+static int known(uint64_t start, uint64_t length)
+{
+	for (size_t i = 0; i < nsegs; i++) {
+		const struct profile_segment *h = segs[i].head;
+		if (!segs[i].unmapped && h->start == start && h->vaddr + h->bias + h->length
+		    == start + length)
+			return 1;
+	}
+	return 0;
+}
+
+static int add_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	const char *name = info->dlpi_name;
+	char path[PATH_MAX];
+	int flags = 0;
+	if (name == NULL || name[0] == '\0') {	/* the program */
+		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+		path[n > 0 ? n : 0] = '\0';
+		flags = PROFILE_SEG_MAIN;
+	} else if (strncmp(name, "linux-vdso", 10) == 0 || strncmp(name, "linux-gate", 10) == 0) {
+		copy(path, sizeof path, "[vdso]");
+		flags = PROFILE_SEG_VDSO;
+	} else if (!realpath(name, path)) {
+		copy(path, sizeof path, name);
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0)
+			continue;
+		uint64_t start = info->dlpi_addr + ph->p_vaddr;
+		if (known(start, ph->p_memsz))
+			continue;
+		uint64_t n = bins_count_for_range(start, start + ph->p_memsz, BINS_SCALE_ONE);
+		struct profile_segment *head = append(n);
+		if (!head)
+			return 1;
+		head->start = start;
+		head->bias = info->dlpi_addr;
+		head->vaddr = ph->p_vaddr;
+		head->length = ph->p_memsz;
+		head->file_offset = ph->p_offset;
+		head->flags = flags;
+		copy(head->path, sizeof head->path, path);
+		build_id(info, head);
+	}
+	return 0;
+}
+
+/* Is [start, start+length) still an executable range of a loaded object? */
+struct probe { uint64_t start, length; int found; };
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct probe *pr = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)
+		    && info->dlpi_addr + ph->p_vaddr == pr->start && ph->p_memsz == pr->length)
+			pr->found = 1;
+	}
+	return pr->found;
+}
+
+/* The sink set: every segment of a mapped object, highest first. */
+static int install_sinks(void)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < nsegs; i++)
+		n += !segs[i].unmapped;
+	struct sink_set *set = sinks_new((unsigned)n);
+	if (!set)
+		return -1;
+	size_t k = 0;
+	for (size_t i = 0; i < nsegs; i++) {
+		if (segs[i].unmapped)
+			continue;
+		const struct profile_segment *h = segs[i].head;
+		set->regions[k++] = (struct region){
+			.offset = h->start,
+			.ncounters = h->ncounters,
+			.scale = h->scale,
+			.width = 4,
+			.base = (char *)h + PROFILE_PAGE,
+		};
+	}
+	for (size_t i = 1; i < n; i++)	/* insertion sort: few regions */
+		for (size_t j = i; j > 0 && set->regions[j].offset > set->regions[j - 1].offset; j--) {
+			struct region t = set->regions[j];
+			set->regions[j] = set->regions[j - 1];
+			set->regions[j - 1] = t;
+		}
+	return sampler_start(set);
+}
+
+/* Look for new objects and objects gone; restart into the new set. */
+static void rescan(void)
+{
+	size_t before = nsegs;
+	int gone = 0;
+	for (size_t i = 0; i < nsegs; i++) {
+		if (segs[i].unmapped)
+			continue;
+		struct probe pr = { segs[i].head->start, segs[i].head->length, 0 };
+		dl_iterate_phdr(find_range, &pr);
+		if (!pr.found) {
+			segs[i].unmapped = 1;
+			segs[i].head->flags |= PROFILE_SEG_UNMAPPED;
+			gone = 1;
+		}
+	}
+	dl_iterate_phdr(add_object, NULL);
+	publish_segments();
+	if (nsegs != before || gone)
+		install_sinks();
+}
+
+static void finish(int state)
+{
+	header->backend = sampler_backend_in_use();
+	publish_stats(header);
+	header->state = (uint32_t)state;
+}
+
+/* ---- Hooks from the sampler. ---- */
+
+/* In a fork child: a file of its own, the same objects, zero counts. */
+static void preload_fork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	lock = fresh;
+	struct seg *old = segs;
+	size_t nold = nsegs;
+	struct profile_header *old_header = header;
+	segs = NULL;
+	nsegs = capacity = 0;
+	header = NULL;
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	stats_reset();
+	int ok = create_file() == 0;
+	for (size_t i = 0; ok && i < nold; i++) {
+		if (old[i].unmapped)
+			continue;
+		const struct profile_segment *o = old[i].head;
+		struct profile_segment *h = append(o->ncounters);
+		if (!h) {
+			ok = 0;
+			break;
+		}
+		uint64_t size = h->size;
+		memcpy(h, o, PROFILE_PAGE);
+		h->size = size;
+	}
+	for (size_t i = 0; i < nold; i++)
+		munmap(old[i].head, old[i].size);
+	free(old);
+	if (old_header)
+		munmap(old_header, PROFILE_PAGE);
+	if (!ok) {
+		on = 0;
+		sinks_replace(NULL);
+		return;
+	}
+	publish_segments();
+	size_t n = nsegs;
+	struct sink_set *set = sinks_new((unsigned)n);
+	if (!set) {
+		sinks_replace(NULL);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_segment *h = segs[i].head;
+		set->regions[i] = (struct region){ h->start, h->ncounters, h->scale, 4,
+						   (char *)h + PROFILE_PAGE };
+	}
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && set->regions[j].offset > set->regions[j - 1].offset; j--) {
+			struct region t = set->regions[j];
+			set->regions[j] = set->regions[j - 1];
+			set->regions[j - 1] = t;
+		}
+	sinks_replace(set);
+}
+
+static void preload_before_exec(void)
+{
+	if (header)
+		finish(PROFILE_COMPLETE);
+}
+
+static void preload_exec_failed(void)
+{
+	if (header)
+		header->state = PROFILE_RUNNING;
+}
+
+static const struct sampler_hooks hooks = {
+	.sampled = preload_sampled,
+	.fork_child = preload_fork_child,
+	.before_exec = preload_before_exec,
+	.exec_failed = preload_exec_failed,
+};
+
+/* ---- Start and end. ---- */
+
+void preload_init(void)
+{
+	const char *runs = getenv("PROFIL_RUN");
+	if (!runs || !*runs || getauxval(AT_SECURE))
+		return;
+	run_id = strtoull(runs, NULL, 10);
+	pthread_mutex_lock(&lock);
+	if (create_file() != 0) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	dl_iterate_phdr(add_object, NULL);
+	publish_segments();
+	sampler_set_preload_hooks(&hooks);
+	on = 1;
+	if (install_sinks() != 0) {
+		complain("cannot start sampling for", header->command);
+		on = 0;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+	if (!on)
+		return;
+	sampler_stop();
+	pthread_mutex_lock(&lock);
+	if (header && on)
+		finish(PROFILE_COMPLETE);
+	on = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- dlopen and dlclose. ---- */
+
+typedef void *dlopen_fn(const char *, int);
+typedef int dlclose_fn(void *);
+
+EXPORT void *dlopen(const char *file, int mode)
+{
+	static dlopen_fn *_Atomic real;
+	if (!real)
+		real = (dlopen_fn *)dlsym(RTLD_NEXT, "dlopen");
+	void *h = real(file, mode);
+	if (h && on) {
+		pthread_mutex_lock(&lock);
+		if (on)
+			rescan();
+		pthread_mutex_unlock(&lock);
+	}
+	return h;
+}
+
+EXPORT int dlclose(void *handle)
+{
+	static dlclose_fn *_Atomic real;
+	if (!real)
+		real = (dlclose_fn *)dlsym(RTLD_NEXT, "dlclose");
+	if (!on)
+		return real(handle);
+	/*
+	 * Once the library is closed, its histogram leaves the sink set (it
+	 * stays in the file): the addresses it leaves free may be given to
+	 * the next library opened.
+	 */
+	pthread_mutex_lock(&lock);
+	int r = real(handle);
+	if (on)
+		rescan();
+	pthread_mutex_unlock(&lock);
+	return r;
+}

@@ -1,0 +1,28 @@
+# lib.sh - helpers of the command's tests (sourced).
+
+# share CSV FUNCTION OBJECT: the self percent of a row of report --format csv.
+share() {
+	awk -F, -v fn="$2" -v obj="$3" '
+		NR > 1 { n = split($NF, p, "/"); if (($5 == fn || index($5, fn ".") == 1) && p[n] == obj) s += $1 }
+		END { printf "%.2f\n", s + 0 }' "$1"
+}
+
+# within VALUE EXPECTED BOUND: |VALUE - EXPECTED| <= BOUND.
+within() {
+	awk -v v="$1" -v e="$2" -v b="$3" 'BEGIN { d = v - e; if (d < 0) d = -d; exit !(d <= b) }'
+}
+
+# prun ARGS: profil run.  A library built with the sanitizers needs
+# their runtime first in the programs it is preloaded into, and those
+# are not built to be leak-checked.
+asan_pre=
+if readelf -d "$B/lib/libprofil.so" 2>/dev/null | grep -q libasan; then
+	asan_pre=$(cc -print-file-name=libasan.so)
+fi
+prun() {
+	if [ -n "$asan_pre" ]; then
+		env LD_PRELOAD="$asan_pre" ASAN_OPTIONS=detect_leaks=0 "$profil" run "$@"
+	else
+		"$profil" run "$@"
+	fi
+}

@@ -1,0 +1,92 @@
+#!/bin/sh
+# cli_errors.sh BUILD - every bad input to the command gives one line on
+# standard error that names the file or argument and what is wrong, a
+# non-zero status, and no crash: missing, empty, truncated, foreign and
+# corrupt files, counts that do not add up, a binary missing or changed
+# since the run, bad options and values.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+B=$(cd "$B" && pwd)
+profil="$B/bin/profil"
+tmp=$(mktemp -d)
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
+fail=0
+no() { echo "not ok: $*"; fail=1; }
+. "$root/tests/cli/lib.sh"
+cd "$tmp" || exit 1
+
+# expect WHAT PATTERN COMMAND...: fails with one line matching PATTERN.
+expect() {
+	what=$1 pattern=$2
+	shift 2
+	"$@" > out 2> err
+	st=$?
+	if [ $st -eq 0 ] || [ $st -ge 128 ]; then
+		no "$what: status $st"
+	elif [ "$(wc -l < err)" -ne 1 ]; then
+		no "$what: $(wc -l < err) lines on stderr"; cat err
+	elif ! grep -Eq "^profil: .*$pattern" err; then
+		no "$what: '$(cat err)' does not say '$pattern'"
+	else
+		echo "ok: $what: $(cat err)"
+	fi
+}
+
+cc -O2 -g -o spin "$root/tests/cli/spin.c"
+prun -o good.prof ./spin 10 2>/dev/null || no "making a profile"
+size=$(stat -c %s good.prof)
+
+expect "no such file" "missing.prof: No such file" "$profil" report missing.prof
+: > empty.prof
+expect "empty file" "empty.prof: empty" "$profil" report empty.prof
+head -c 100 good.prof > short.prof
+expect "truncated header" "short.prof: truncated" "$profil" report short.prof
+head -c $((size - 4096)) good.prof > cut.prof
+expect "truncated counters" "cut.prof: truncated" "$profil" report cut.prof
+cp "$root/README.md" foreign.prof
+expect "foreign file" "foreign.prof: not a profil profile" "$profil" report foreign.prof
+# Corrupt header fields, in place (offsets from src/format/profile.h).
+poke() {	# FILE OFFSET BYTES(printf escapes)
+	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+cp good.prof version.prof; poke version.prof 8 '\011\0\0\0'
+expect "bad version" "version.prof: format version 9" "$profil" report version.prof
+cp good.prof state.prof; poke state.prof 12 '\077\0\0\0'
+expect "bad state" "state.prof: corrupt header" "$profil" report state.prof
+cp good.prof segs.prof; poke segs.prof 20 '\377\377\0\0'
+expect "too many segments" "segs.prof: corrupt header" "$profil" report segs.prof
+cp good.prof stats.prof; poke stats.prof 88 '\001\002\003\004'
+expect "statistics that do not add up" "stats.prof: statistics do not add up" "$profil" report stats.prof
+# A counter raised: the counters no longer hold what the header says.
+cp good.prof counts.prof; poke counts.prof 8200 '\001\001\001\001'
+expect "counts that do not add up" "counts.prof: counts do not add up" "$profil" report counts.prof
+cp good.prof width.prof; poke width.prof $((4096 + 68)) '\003\0\0\0'
+expect "bad counter width" "width.prof: corrupt segment" "$profil" report width.prof
+
+# The binary gone, or rebuilt, since the run.
+cp spin spin.keep
+rm spin
+expect "binary missing" "spin: cannot read" "$profil" report good.prof
+cc -O1 -g -o spin "$root/tests/cli/spin.c"
+expect "binary changed" "spin: changed since the run" "$profil" report good.prof
+mv spin.keep spin
+
+# Options and values.
+expect "bad -F" "-F 'fast'" prun -F fast ./spin 1
+expect "-F 0" "-F '0'" prun -F 0 ./spin 1
+expect "bad backend" "--backend 'gpu'" prun --backend gpu ./spin 1
+expect "unknown run option" "unknown option '--frobnicate'" prun --frobnicate ./spin 1
+expect "no program" "no program given" prun
+expect "program not found" "no-such-program: No such file" prun ./no-such-program
+expect "unknown report option" "unknown option '--frobnicate'" "$profil" report --frobnicate good.prof
+expect "bad threshold" "--threshold 'lots'" "$profil" report --threshold lots good.prof
+expect "bad format" "--format 'xml'" "$profil" report --format xml good.prof
+expect "unknown command" "unknown command 'frob'" "$profil" frob
+expect "annotate unknown function" "--annotate 'no_such_fn'" "$profil" report --annotate no_such_fn good.prof
+mkdir empty && cd empty
+expect "no file and no run" "no file given" "$profil" report
+cd ..
+
+[ $fail -eq 0 ] && echo "cli_errors: all checks passed"
+exit $fail

@@ -1,0 +1,93 @@
+#!/bin/sh
+# cli_run.sh BUILD - profil run and profil report on real programs: the
+# example, a program whose work is in libraries it dlopens and dlcloses,
+# a shell pipeline that forks and execs, a C++ program, one built
+# without -g and one stripped.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+B=$(cd "$B" && pwd)
+profil="$B/bin/profil"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+no() { echo "not ok: $*"; fail=1; }
+. "$root/tests/cli/lib.sh"
+
+cd "$tmp" || exit 1
+cc -O2 -g -o spin "$root/tests/cli/spin.c"
+cc -O2 -g -o dlmain "$root/tests/cli/dlmain.c" -ldl
+cc -O2 -g -fPIC -shared -DNAME=lib_a_work -o liba.so "$root/tests/cli/dllib.c"
+cc -O2 -g -fPIC -shared -DNAME=lib_b_work -o libb.so "$root/tests/cli/dllib.c"
+
+# The example: its hot functions, the statistics, the file's mode.
+prun "$B/examples/crunch" > crunch.out 2> crunch.err || no "crunch under profil run: status $?"
+grep -q "round trip ok" crunch.out || no "crunch's work under profil run"
+"$profil" report > report.txt 2> report.err || { cat report.err; no "report: status $?"; }
+cat report.txt
+for fn in fnv1a lz_compress lz_decompress merge_sort; do
+	grep -Eq "%.* $fn +crunch$" report.txt || no "$fn not in the report"
+done
+grep -q "libc.so" report.txt || no "no sample in libc: shared objects are not profiled"
+f=$(head -n 1 .profil-last)
+[ "$(stat -c %a "$f")" = 600 ] || no "profile mode $(stat -c %a "$f"), not 600"
+awk '/^samples taken/ { if ($3 != $6 + $9 + $12) exit 1; ok = 1 } END { exit !ok }' report.txt \
+	|| no "statistics do not add up"
+
+# The exit status is the program's.
+prun -o st.prof sh -c 'exit 7' 2>/dev/null; st=$?
+[ $st -eq 7 ] || no "exit status $st, not 7"
+[ -f st.prof ] || no "-o st.prof not written"
+
+# Libraries opened and closed: their samples keep their names; A worked
+# twice as long as B.
+prun -o dl.prof ./dlmain "$tmp/liba.so" "$tmp/libb.so" 150 2>/dev/null || no "dlmain: status $?"
+"$profil" report --format csv dl.prof > dl.csv || no "report dl.prof"
+a=$(share dl.csv lib_a_work liba.so); b=$(share dl.csv lib_b_work libb.so)
+echo "dlopen: lib_a_work $a%, lib_b_work $b%"
+within "$a" 66.7 10 || no "lib_a_work in liba.so: $a%, expected 66.7"
+within "$b" 33.3 10 || no "lib_b_work in libb.so: $b%, expected 33.3"
+
+# A pipeline: one file per process, and they add up.
+prun sh -c "./spin 40 | cat | (sleep 0; ./spin 20 > /dev/null)" 2>/dev/null \
+	|| no "pipeline: status $?"
+n=$(wc -l < .profil-last)
+[ "$n" -ge 4 ] || no "pipeline: $n profiles, expected one per process (at least 4)"
+sort -u .profil-last | wc -l | grep -qx "$n" || no "pipeline: two processes shared a file"
+grep -q "gmon.spin\." .profil-last || no "pipeline: the exec'd spin wrote no file"
+grep -q "gmon.cat\." .profil-last || no "pipeline: cat wrote no file"
+"$profil" report --format csv > pipe.csv || no "pipeline report"
+s3=$(share pipe.csv spin_three spin)
+within "$s3" 50 10 || no "pipeline: spin_three $s3%, expected 50"
+
+# C++: demangled names.
+if command -v c++ >/dev/null; then
+	c++ -O2 -g -o cxxwork "$root/tests/cli/cxxwork.cc"
+	prun -o cxx.prof ./cxxwork 4 2>/dev/null || no "cxxwork: status $?"
+	"$profil" report cxx.prof > cxx.txt || no "report cxx"
+	grep -q "geometry::Grid<double>::relax(int)" cxx.txt || { cat cxx.txt; no "C++ method not demangled"; }
+	grep -q "geometry::scale(double, int)" cxx.txt || no "C++ function not demangled"
+fi
+
+# Without -g: functions from the symbol table, no lines.  Stripped: the
+# samples are still there, as [unknown] in the program.
+cc -O2 -o spin_nog "$root/tests/cli/spin.c"
+prun -o nog.prof ./spin_nog 60 2>/dev/null || no "spin_nog"
+"$profil" report --format csv nog.prof > nog.csv || no "report nog"
+within "$(share nog.csv spin_three spin_nog)" 50 10 || no "no -g: spin_three share"
+within "$(share nog.csv spin_one spin_nog)" 16.7 8 || no "no -g: static spin_one share"
+"$profil" report --lines nog.prof | grep -q "??" || no "no -g: --lines has lines"
+cp spin_nog spin_stripped && strip spin_stripped
+prun -o strip.prof ./spin_stripped 60 2>/dev/null || no "spin_stripped"
+"$profil" report --format csv strip.prof > strip.csv || no "report stripped"
+within "$(share strip.csv '[unknown]' spin_stripped)" 99 2 || no "stripped: not all in [unknown]"
+
+# --lines and --annotate on the example.
+"$profil" report --lines "$f" | grep -Eq "crunch\.c:[0-9]+ +lz_compress" || no "--lines"
+"$profil" report --annotate lz_compress "$f" > ann.txt || no "--annotate"
+grep -Eq "^ *[0-9.]+% +[0-9]+ +[0-9a-f]+:" ann.txt || no "--annotate has no counts"
+"$profil" report --objects "$f" | grep -q "libc.so" || no "--objects"
+"$profil" report --format json "$f" | grep -q '"function":"fnv1a"' || no "--format json"
+
+[ $fail -eq 0 ] && echo "cli_run: all checks passed"
+exit $fail
