@@ -111,11 +111,18 @@ struct profil_stats {
 	int32_t active;		/* 1 while profiling is on */
 	int32_t faulted;	/* 1 if profiling stopped itself because the
 				   buffer stopped being writable */
-	int32_t reserved;
+	uint32_t flags;		/* PROFIL_STATS_* */
 	uint64_t system;	/* of the samples taken, those that stand for
 				   time the kernel spent on a thread's behalf
 				   (charged to the user pc that entered it) */
+	uint32_t threads_fallback; /* threads the perf backend could not
+				   give an event and gave a timer instead */
+	uint32_t reserved;
 };
+
+/* profil_stats.flags: the backend in use cannot see time the kernel
+   spends on a thread's behalf (perf with user-only events). */
+#define PROFIL_STATS_USER_ONLY 0x1
 
 /*
  * profil_get_stats - copy the statistics into *st.  size is

@@ -31,8 +31,16 @@ run_one() {	# name command...
 for t in "$B"/tests/unit/*; do
 	[ -x "$t" ] && run_one "unit/${t##*/}" "$t"
 done
+# Each integration program runs once per backend; PROFIL_BACKENDS
+# narrows the list (the sanitizer build runs only the default one).
+backends=${PROFIL_BACKENDS:-perf timer}
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+[ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ] || backends=$(echo "$backends" | sed 's/perf//')
 for t in "$B"/tests/integration/*; do
-	[ -x "$t" ] && run_one "integration/${t##*/}" "$t"
+	[ -x "$t" ] || continue
+	for be in $backends; do
+		run_one "integration/${t##*/}[$be]" env PROFIL_BACKEND="$be" "$t"
+	done
 done
 for t in "$root"/tests/integration/*.sh; do
 	[ -f "$t" ] && run_one "integration/${t##*/}" sh "$t" "$B"

@@ -21,11 +21,13 @@ struct thread_slot {
 	uint32_t tally;		/* where the thread's samples are tallied */
 	int64_t base_ns;	/* thread CPU time its periods count from
 				   (below 0 for a thread armed as it starts) */
+	int fallback;		/* the perf backend gave this thread a timer */
 };
 
 struct backend {
 	const char *name;
 	int id;		/* enum profil_backend */
+	int user_only;	/* blind to time spent in the kernel */
 
 	/*
 	 * Process-wide set-up before the first thread is armed (signal
@@ -34,7 +36,8 @@ struct backend {
 	 * mean "not allowed here", and auto moves on to the next backend.
 	 */
 	int (*open)(unsigned hz, unsigned generation);
-	/* Start sampling thread tid.  Returns 0 or a negative errno. */
+	/* Start sampling thread tid.  Returns 0, 1 for a thread of the
+	   backend's own that is not to be sampled, or a negative errno. */
 	int (*arm)(struct thread_slot *slot, pid_t tid);
 	/* Is the thread that slot was armed for still there?  A thread the
 	   sampler did not see exit leaves its slot behind, and its tid may
@@ -50,6 +53,12 @@ struct backend {
 	 * thread ends), so that the statistics still measure CPU time.
 	 */
 	uint64_t (*disarm)(struct thread_slot *slot);
+	/* Hand every sample taken so far to sampler_take() before
+	   returning (NULL: samples are never held back). */
+	void (*flush)(void);
+	/* In a fork child, first: reset what the parent's threads may have
+	   held (locks, helper threads) (NULL: nothing to do). */
+	void (*child_reset)(void);
 	/* In a fork child: release slot's resources without touching the
 	   parent's (the thread does not exist in the child). */
 	void (*forget)(struct thread_slot *slot);
@@ -59,5 +68,6 @@ struct backend {
 };
 
 extern const struct backend backend_timer;
+extern const struct backend backend_perf;
 
 #endif

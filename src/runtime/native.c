@@ -44,6 +44,8 @@ EXPORT int profil_get_stats(struct profil_stats *st, size_t size)
 	s.backend = sampler_backend_in_use();
 	s.active = sampler_active();
 	s.faulted = sampler_faulted();
+	s.flags = sampler_user_only() ? PROFIL_STATS_USER_ONLY : 0;
+	s.threads_fallback = atomic_load(&stats.threads_fallback);
 	memcpy(st, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }

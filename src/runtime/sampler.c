@@ -35,13 +35,16 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread_slot *slots;
 static size_t nslots, capacity;
 
+/* Under auto, the first that opens: perf where the kernel allows it. */
 static const struct backend *const backends[] = {
+	&backend_perf,
 	&backend_timer,
 };
 
 static const struct backend *backend;	/* open while active */
 static int wanted = PROFIL_BACKEND_AUTO;
 static int used;			/* id of the backend last opened */
+static int used_user_only;		/* and whether it is blind to kernel time */
 static unsigned hz = PROFIL_HZ_DEFAULT;
 static pid_t owner;			/* the process the session belongs to */
 static int suspended;			/* torn down for an exec that may fail */
@@ -99,6 +102,17 @@ enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight,
 out:
 	sinks_leave(token);
 	return result;
+}
+
+void sampler_lost(unsigned gen, uint64_t n)
+{
+	unsigned token = sinks_enter();
+	if (n && gen == atomic_load(&generation) && atomic_load(&active)
+	    && !atomic_load(&faulted)) {
+		stats_add(&stats.lost, n);
+		stats_add(&stats.cpu_ns, n * atomic_load_explicit(&period_ns, memory_order_relaxed));
+	}
+	sinks_leave(token);
 }
 
 static pid_t current_tid(void)
@@ -162,7 +176,10 @@ static void arm_thread(pid_t tid)
 		slots = p;
 		capacity = n;
 	}
+	slots[nslots].fallback = 0;
 	int r = backend->arm(&slots[nslots], tid);
+	if (r > 0)	/* the backend's own thread */
+		return;
 	if (r == 0) {
 		nslots++;
 		atomic_fetch_add(&stats.threads, 1);
@@ -209,6 +226,7 @@ static int open_backend(void)
 		if (last == 0) {
 			backend = b;
 			used = b->id;
+			used_user_only = b->user_only;
 			return 0;
 		}
 		if (wanted != PROFIL_BACKEND_AUTO)
@@ -246,6 +264,8 @@ static void go_dark(void)
 {
 	if (!backend)
 		return;
+	if (backend->flush && atomic_load(&active))
+		backend->flush();	/* what the backend holds is counted */
 	atomic_store(&active, 0);
 	atomic_fetch_add(&generation, 1);
 	sinks_quiesce();
@@ -258,6 +278,8 @@ int sampler_start(struct sink_set *set)
 {
 	pthread_mutex_lock(&lock);
 	if (atomic_load(&active) && !atomic_load(&faulted)) {
+		if (backend->flush)	/* the old buffer's samples go to it */
+			backend->flush();
 		sinks_replace(set);
 		pthread_mutex_unlock(&lock);
 		return 0;
@@ -347,6 +369,11 @@ int sampler_backend_in_use(void)
 	return used;
 }
 
+int sampler_user_only(void)
+{
+	return used_user_only;
+}
+
 int sampler_active(void)
 {
 	return atomic_load(&active) && !atomic_load(&faulted);
@@ -355,6 +382,17 @@ int sampler_active(void)
 int sampler_faulted(void)
 {
 	return atomic_load(&faulted);
+}
+
+void sampler_rescan(void)
+{
+	if (pthread_mutex_trylock(&lock) != 0)
+		return;
+	if (backend && owner == getpid() && atomic_load(&active) && !atomic_load(&faulted)) {
+		sweep_dead();
+		arm_all();
+	}
+	pthread_mutex_unlock(&lock);
 }
 
 void sampler_thread_begin(void)
@@ -420,6 +458,8 @@ static void after_fork_child(void)
 	HOOK(fork_child);
 	if (!backend)
 		return;
+	if (backend->child_reset)
+		backend->child_reset();
 	/* The parent's threads and timers do not exist here. */
 	for (size_t i = 0; i < nslots; i++)
 		backend->forget(&slots[i]);

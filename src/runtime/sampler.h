@@ -6,6 +6,7 @@
 #ifndef PROFIL_SAMPLER_H
 #define PROFIL_SAMPLER_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -46,6 +47,26 @@ enum take_result {
 enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight,
 			      _Atomic uint64_t *tally,
 			      void (*stop_self)(void *arg), void *arg);
+
+/*
+ * Count n samples of session generation as taken and lost (a backend
+ * that learns of samples the kernel dropped).  Lock-free.
+ */
+void sampler_lost(unsigned generation, uint64_t n);
+
+/*
+ * From a backend's helper thread: sample the threads the sampler has not
+ * seen start (made with raw clone) and forget those gone.  Does nothing
+ * if the sampler is busy: the helper calls again later.
+ */
+void sampler_rescan(void);
+
+/* A thread of libprofil's own, which pthread_create's interposer does
+   not arm.  Returns 0 or an error number, as pthread_create. */
+int threads_create_unsampled(pthread_t *thread, void *(*routine)(void *), void *arg);
+
+/* Does the backend in use see kernel time?  (PROFIL_STATS_USER_ONLY) */
+int sampler_user_only(void);
 
 /* Thread life cycle, from threads.c (never from a signal handler). */
 void sampler_thread_begin(void);

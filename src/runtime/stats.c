@@ -17,4 +17,5 @@ void stats_reset(void)
 	atomic_store(&stats.system, 0);
 	atomic_store(&stats.threads, 0);
 	atomic_store(&stats.threads_unsampled, 0);
+	atomic_store(&stats.threads_fallback, 0);
 }

@@ -22,6 +22,7 @@ struct stats {
 	atomic_uint_fast64_t system;	/* of those taken: for kernel time */
 	atomic_uint threads;
 	atomic_uint threads_unsampled;
+	atomic_uint threads_fallback;
 };
 
 extern struct stats stats;

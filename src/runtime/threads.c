@@ -54,17 +54,29 @@ static void *trampoline(void *p)
 	return start.routine(start.arg);
 }
 
-EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
-			  void *(*routine)(void *), void *arg)
+static create_fn *real_create(void)
 {
 	static create_fn *_Atomic found;
 	create_fn *real = found;
 	if (!real) {
 		real = (create_fn *)dlsym(RTLD_NEXT, "pthread_create");
-		if (!real)	/* a fully static program: not supported */
-			return EAGAIN;
 		found = real;
 	}
+	return real;
+}
+
+int threads_create_unsampled(pthread_t *thread, void *(*routine)(void *), void *arg)
+{
+	create_fn *real = real_create();
+	return real ? real(thread, NULL, routine, arg) : EAGAIN;
+}
+
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*routine)(void *), void *arg)
+{
+	create_fn *real = real_create();
+	if (!real)	/* a fully static program: not supported */
+		return EAGAIN;
 	pthread_once(&exit_key_once, make_exit_key);
 	struct start *start = malloc(sizeof *start);
 	if (!start)	/* the thread still runs, unsampled until a restart */

@@ -25,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -237,6 +239,38 @@ static inline void busy_stop(struct busy *b)
 {
 	atomic_store(&b->stop, 1);
 	pthread_join(b->thread, NULL);
+}
+
+/*
+ * The backend the library should pick: the one PROFIL_BACKEND names
+ * (tests/run.sh runs each program under each), or under auto perf
+ * where the kernel lets this process open a user-only task-clock event.
+ */
+static inline int perf_allowed(void)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+static inline int backend_expected(void)
+{
+	const char *name = getenv("PROFIL_BACKEND");
+	if (name && strcmp(name, "timer") == 0)
+		return PROFIL_BACKEND_TIMER;
+	if (name && strcmp(name, "perf") == 0)
+		return PROFIL_BACKEND_PERF;
+	return perf_allowed() ? PROFIL_BACKEND_PERF : PROFIL_BACKEND_TIMER;
 }
 
 /* The sampling period in force, in seconds. */

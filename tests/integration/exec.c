@@ -98,6 +98,9 @@ static void child(const char *self, int how)
 	char masks[64];
 	signal_masks(masks, sizeof masks);
 	setenv("EXEC_TEST_MASKS", masks, 1);
+	char fds[512];	/* the program's own: the perf backend's are not */
+	list_fds(fds, sizeof fds);
+	setenv("EXEC_TEST_FDS", fds, 1);
 	struct histogram h = histogram_of_text();
 	if (histogram_start(&h) != 0)
 		_exit(2);
@@ -105,9 +108,6 @@ static void child(const char *self, int how)
 	if (how == 3)	/* a busy second thread at the moment of exec */
 		busy_start(&background, work_work);
 	burn(work_work, 0.1);
-	char fds[512];
-	list_fds(fds, sizeof fds);
-	setenv("EXEC_TEST_FDS", fds, 1);
 
 	char *argv[] = { (char *)self, "--inspect", NULL };
 	switch (how) {

@@ -43,8 +43,10 @@ int main(void)
 
 	struct histogram h = histogram_of_text();
 	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
-	CHECK(handled_rt_signals() == 2, "%d real-time signals handled, want 2",
-	      handled_rt_signals());
+	/* The timer backend takes one signal; perf needs none. */
+	int want = 1 + (backend_expected() == PROFIL_BACKEND_TIMER);
+	CHECK(handled_rt_signals() == want, "%d real-time signals handled, want %d",
+	      handled_rt_signals(), want);
 	uint64_t counted = burn_until_counted(&h, work_work, 200, 3.0);
 	raise(taken_first);
 	raise(taken_first);

@@ -1,0 +1,494 @@
+/*
+ * backend_perf.c - sampling with perf_event software clock events.
+ *
+ * Each thread gets a PERF_COUNT_SW_TASK_CLOCK event of its own (pid =
+ * its tid, any CPU), user-only (exclude_kernel, which perf_event_paranoid
+ * 2 allows for a process's own threads), that writes the user pc
+ * (PERF_SAMPLE_IP) into an mmap ring after every period of the thread's
+ * CPU time.  The kernel's high-resolution timer takes the sample: no
+ * signal is sent, nothing runs in the thread, and the rate is not bound
+ * to the scheduler tick.
+ *
+ * One drain thread of libprofil's own (not sampled) waits in poll() on
+ * every ring, woken when a ring is half full and at least every 50 ms,
+ * and hands each record to sampler_take(): counts are at most ~50 ms
+ * behind (SPEC: 100 ms), and flush() brings them up to date when a
+ * session stops or replaces its buffers.  The drain thread also calls
+ * sampler_rescan() every 100 ms, which arms threads made without
+ * pthread_create (raw clone) and forgets those that ended unseen; an
+ * event whose thread has exited polls as POLLHUP.
+ *
+ * Limits: each ring costs a descriptor and locked memory
+ * (perf_event_mlock_kb, then RLIMIT_MEMLOCK).  A thread whose ring
+ * cannot be mapped gets a smaller one (8, 2, then 1 data page); a
+ * thread that cannot have an event at all gets a CPU-time timer from
+ * backend_timer instead, counted in threads_fallback.
+ *
+ * Samples the kernel drops (PERF_RECORD_LOST) or does not take while it
+ * throttles the event are counted as lost.  Kernel time is invisible to
+ * a user-only event: the sampler reports PROFIL_STATS_USER_ONLY.
+ *
+ * Nothing here runs in a signal handler.  The hooks run under the
+ * sampler's lock; ring_lock guards the ring table against the drain
+ * thread, and is always taken after the sampler's lock, never before.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../include/profil.h"
+#include "backend.h"
+#include "perf_ring.h"
+#include "sampler.h"
+#include "stats.h"
+
+#define RING_PAGES 8		/* data pages: 2048 samples, 100 ms at 20 kHz */
+#define POLL_MS 50
+#define RESCAN_NS 100000000
+
+struct ring {
+	int fd;			/* -1: a free entry */
+	int dead;		/* its thread has exited (POLLHUP) */
+	uint64_t serial;	/* tells a reused entry from the one polled */
+	uint64_t got;		/* samples the ring has accounted for */
+	int64_t stime0;		/* the thread's system time when armed, or -1 */
+	size_t map_size;
+	struct perf_ring r;
+};
+
+static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ring *rings;	/* by slot->handle; under ring_lock */
+static size_t nrings;
+static uint64_t next_serial;
+
+static unsigned session;	/* generation of the open session */
+static unsigned session_hz;
+static _Atomic uint64_t period_ns;
+static int timer_opened;	/* for threads that fell back */
+static size_t page_size;
+
+static pthread_t drainer;
+static pid_t drainer_owner;	/* the process that made it; 0: none */
+static atomic_int drainer_tid;
+static atomic_int stopping;
+static int wake_fd = -1;
+
+static int event_open(pid_t tid, unsigned pages, int disabled)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = atomic_load(&period_ns);
+	attr.sample_type = PERF_SAMPLE_IP;
+	attr.disabled = disabled;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.watermark = 1;
+	attr.wakeup_watermark = (uint32_t)(pages * page_size / 2);
+	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void wake_drainer(void)
+{
+	uint64_t one = 1;
+	if (wake_fd >= 0 && write(wake_fd, &one, sizeof one) < 0) {
+		/* a full counter wakes it as well */
+	}
+}
+
+static void stop_ring(void *arg)
+{
+	struct ring *ring = arg;
+	ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+static void take(void *arg, uint64_t ip)
+{
+	sampler_take(session, (uintptr_t)ip, 1, NULL, stop_ring, arg);
+}
+
+/* Under ring_lock. */
+static void drain_one(struct ring *ring)
+{
+	struct ring_drained d;
+	ring_drain(&ring->r, atomic_load(&period_ns), take, ring, &d);
+	sampler_lost(session, d.lost);
+	ring->got += d.samples + d.lost;
+}
+
+static void drain_all(void)
+{
+	for (size_t i = 0; i < nrings; i++)
+		if (rings[i].fd >= 0)
+			drain_one(&rings[i]);
+}
+
+/*
+ * Time the kernel spent on thread tid's behalf, in ns (tick-sampled, so
+ * right on average), or -1.
+ */
+static int64_t system_ns(pid_t tid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	char *p = strrchr(buf, ')');	/* the name may hold anything */
+	if (!p)
+		return -1;
+	/* Fields after the name: state is 3, stime 15. */
+	for (int field = 2; field < 15 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return -1;
+	long ticks = sysconf(_SC_CLK_TCK);
+	return ticks > 0 ? (int64_t)(strtoull(p + 1, NULL, 10) * (1000000000u / (uint64_t)ticks)) : -1;
+}
+
+/*
+ * The periods of user CPU time the event counted and no record stands
+ * for: the kernel's timer fired more than a period late and skipped
+ * some (a virtual machine under load), or the tail since the last
+ * record.  Periods of system time are not owed: a user-only event never
+ * samples them, and PROFIL_STATS_USER_ONLY says so.
+ */
+static uint64_t owed(struct ring *ring, pid_t tid)
+{
+	uint64_t count, period = atomic_load(&period_ns);
+	int64_t sys = ring->stime0 >= 0 ? system_ns(tid) : -1;
+	if (sys < ring->stime0 || read(ring->fd, &count, sizeof count) != sizeof count)
+		return 0;
+	uint64_t user = count > (uint64_t)(sys - ring->stime0) ? count - (uint64_t)(sys - ring->stime0) : 0;
+	uint64_t due = user / period;
+	return due > ring->got ? due - ring->got : 0;
+}
+
+static void release(struct ring *ring)
+{
+	munmap(ring->r.meta, ring->map_size);
+	close(ring->fd);
+	ring->fd = -1;
+}
+
+static void *drain_loop(void *unused)
+{
+	(void)unused;
+	atomic_store(&drainer_tid, (int)gettid());
+	struct pollfd *pfd = NULL;
+	size_t *which = NULL, cap = 0;
+	uint64_t *serials = NULL;
+	struct timespec last, now;
+	clock_gettime(CLOCK_MONOTONIC, &last);
+	while (!atomic_load(&stopping)) {
+		size_t n = 0;
+		pthread_mutex_lock(&ring_lock);
+		if (nrings + 1 > cap) {
+			size_t c = nrings + 16;
+			struct pollfd *p = realloc(pfd, c * sizeof *p);
+			size_t *w = p ? realloc(which, c * sizeof *w) : NULL;
+			uint64_t *s = w ? realloc(serials, c * sizeof *s) : NULL;
+			pfd = p ? p : pfd;
+			which = w ? w : which;
+			serials = s ? s : serials;
+			if (s)
+				cap = c;
+		}
+		if (cap) {
+			pfd[n++] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
+			for (size_t i = 0; i < nrings && n < cap; i++) {
+				if (rings[i].fd < 0 || rings[i].dead)
+					continue;
+				pfd[n] = (struct pollfd){ .fd = rings[i].fd, .events = POLLIN };
+				which[n] = i;
+				serials[n++] = rings[i].serial;
+			}
+		}
+		pthread_mutex_unlock(&ring_lock);
+		if (n)
+			poll(pfd, n, POLL_MS);
+		else	/* no memory for the poll set: drain on the clock */
+			nanosleep(&(struct timespec){ 0, POLL_MS * 1000000L }, NULL);
+		uint64_t count;
+		if (n && (pfd[0].revents & POLLIN) && read(wake_fd, &count, sizeof count) < 0) {
+			/* already reset */
+		}
+		pthread_mutex_lock(&ring_lock);
+		for (size_t k = 1; k < n; k++) {
+			struct ring *ring = &rings[which[k]];
+			if ((pfd[k].revents & POLLHUP) && ring->fd >= 0
+			    && ring->serial == serials[k])
+				ring->dead = 1;
+		}
+		drain_all();
+		pthread_mutex_unlock(&ring_lock);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - last.tv_sec) * 1000000000L + now.tv_nsec - last.tv_nsec
+		    >= RESCAN_NS) {
+			last = now;
+			sampler_rescan();
+		}
+	}
+	free(pfd);
+	free(which);
+	free(serials);
+	return NULL;
+}
+
+static int perf_open(unsigned hz, unsigned generation)
+{
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	session = generation;
+	session_hz = hz;
+	atomic_store(&period_ns, 1000000000u / hz);
+	/* Is it allowed here?  (perf_event_paranoid, seccomp, no kernel
+	   support all refuse the first event.) */
+	int fd = event_open(0, RING_PAGES, 1);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (wake_fd < 0)
+		return -errno;
+	atomic_store(&stopping, 0);
+	atomic_store(&drainer_tid, 0);
+	/* The drain thread takes no signal of the program's; faults in a
+	   counter still reach fault.c. */
+	sigset_t all, old;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = threads_create_unsampled(&drainer, drain_loop, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
+		close(wake_fd);
+		wake_fd = -1;
+		return -r;
+	}
+	drainer_owner = getpid();
+	/* arm() must know its tid before the first thread is armed. */
+	while (atomic_load(&drainer_tid) == 0)
+		sched_yield();
+	return 0;
+}
+
+/* No event or ring for this thread: a timer instead. */
+static int arm_fallback(struct thread_slot *slot, pid_t tid)
+{
+	if (!timer_opened) {
+		int r = backend_timer.open(session_hz, session);
+		if (r != 0)
+			return r;
+		timer_opened = 1;
+	}
+	int r = backend_timer.arm(slot, tid);
+	if (r == 0) {
+		slot->fallback = 1;
+		atomic_fetch_add(&stats.threads_fallback, 1);
+	}
+	return r;
+}
+
+/* A free entry of the table, or -1.  Under ring_lock. */
+static long free_entry(void)
+{
+	for (size_t i = 0; i < nrings; i++)
+		if (rings[i].fd < 0)
+			return (long)i;
+	size_t n = nrings ? nrings * 2 : 16;
+	struct ring *p = realloc(rings, n * sizeof *p);
+	if (!p)
+		return -1;
+	for (size_t i = nrings; i < n; i++)
+		p[i].fd = -1;
+	rings = p;
+	long i = (long)nrings;
+	nrings = n;
+	return i;
+}
+
+static int perf_arm(struct thread_slot *slot, pid_t tid)
+{
+	if (tid == atomic_load(&drainer_tid))
+		return 1;
+	static const unsigned sizes[] = { RING_PAGES, 2, 1 };
+	int fd = -1, err = 0;
+	void *map = MAP_FAILED;
+	size_t map_size = 0;
+	unsigned pages = 0;
+	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+		pages = sizes[k];
+		fd = event_open(tid, pages, 1);
+		if (fd < 0) {
+			err = errno;
+			break;
+		}
+		map_size = (pages + 1) * page_size;
+		map = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (map != MAP_FAILED)
+			break;
+		err = errno;
+		close(fd);
+		fd = -1;
+		if (err != EPERM && err != ENOMEM)	/* not a lack of locked memory */
+			break;
+	}
+	if (fd < 0)
+		return err == ESRCH ? -ESRCH : arm_fallback(slot, tid);
+	pthread_mutex_lock(&ring_lock);
+	long i = free_entry();
+	if (i >= 0) {
+		struct ring *ring = &rings[i];
+		ring->fd = fd;
+		ring->dead = 0;
+		ring->serial = ++next_serial;
+		ring->got = 0;
+		ring->stime0 = system_ns(tid);
+		ring->map_size = map_size;
+		ring->r.meta = map;
+		ring->r.data = (unsigned char *)map + page_size;
+		ring->r.data_size = (uint64_t)pages * page_size;
+		ring->r.throttled_at = 0;
+	}
+	pthread_mutex_unlock(&ring_lock);
+	if (i < 0) {
+		munmap(map, map_size);
+		close(fd);
+		return arm_fallback(slot, tid);
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	slot->tid = tid;
+	slot->handle = (int)i;
+	slot->tally = 0;
+	slot->base_ns = 0;
+	slot->fallback = 0;
+	wake_drainer();
+	return 0;
+}
+
+/* An event polls as POLLHUP once its thread has exited. */
+static int perf_alive(struct thread_slot *slot)
+{
+	if (slot->fallback)
+		return backend_timer.alive(slot);
+	pthread_mutex_lock(&ring_lock);
+	struct pollfd p = { .fd = rings[slot->handle].fd, .events = 0 };
+	int dead = rings[slot->handle].dead;
+	pthread_mutex_unlock(&ring_lock);
+	if (!dead && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLNVAL | POLLERR)))
+		dead = 1;
+	return !dead;
+}
+
+static int perf_set_hz(struct thread_slot *slot, unsigned hz)
+{
+	if (!slot) {
+		session_hz = hz;
+		atomic_store(&period_ns, 1000000000u / hz);
+		return timer_opened ? backend_timer.set_hz(NULL, hz) : 0;
+	}
+	if (slot->fallback)
+		return backend_timer.set_hz(slot, hz);
+	uint64_t period = atomic_load(&period_ns);
+	rings[slot->handle].stime0 = -1;	/* periods of two lengths: no reckoning */
+	return ioctl(rings[slot->handle].fd, PERF_EVENT_IOC_PERIOD, &period) ? -errno : 0;
+}
+
+/* What the ring holds is counted before it goes. */
+static uint64_t perf_disarm(struct thread_slot *slot)
+{
+	if (slot->fallback)
+		return backend_timer.disarm(slot);
+	pthread_mutex_lock(&ring_lock);
+	struct ring *ring = &rings[slot->handle];
+	ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
+	drain_one(ring);
+	uint64_t n = ring->dead ? 0 : owed(ring, slot->tid);
+	release(ring);
+	pthread_mutex_unlock(&ring_lock);
+	slot->handle = -1;
+	return n;
+}
+
+static void perf_flush(void)
+{
+	pthread_mutex_lock(&ring_lock);
+	drain_all();
+	pthread_mutex_unlock(&ring_lock);
+}
+
+/* The drain thread is not in the child, and ring_lock may have been
+   held by it at the fork. */
+static void perf_child_reset(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	ring_lock = fresh;
+}
+
+/* The parent's events and rings: the rings are not mapped in the child
+   (the kernel does not copy them), the descriptors are. */
+static void perf_forget(struct thread_slot *slot)
+{
+	if (slot->fallback) {
+		backend_timer.forget(slot);
+		return;
+	}
+	close(rings[slot->handle].fd);
+	rings[slot->handle].fd = -1;
+	slot->handle = -1;
+}
+
+static void perf_close(void)
+{
+	if (drainer_owner == getpid()) {
+		atomic_store(&stopping, 1);
+		wake_drainer();
+		pthread_join(drainer, NULL);
+	}
+	drainer_owner = 0;
+	atomic_store(&drainer_tid, 0);
+	if (wake_fd >= 0)
+		close(wake_fd);
+	wake_fd = -1;
+	if (timer_opened)
+		backend_timer.close();
+	timer_opened = 0;
+}
+
+const struct backend backend_perf = {
+	.name = "perf",
+	.id = PROFIL_BACKEND_PERF,
+	.user_only = 1,
+	.open = perf_open,
+	.arm = perf_arm,
+	.alive = perf_alive,
+	.set_hz = perf_set_hz,
+	.disarm = perf_disarm,
+	.flush = perf_flush,
+	.child_reset = perf_child_reset,
+	.forget = perf_forget,
+	.close = perf_close,
+};
