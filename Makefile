@@ -57,8 +57,8 @@ EXAMPLE   := $(B)/examples/crunch
 
 # The command: elfutils for symbols, zlib and protobuf-c for pprof.
 CLI_SRC  := $(wildcard src/cli/*.c) $(wildcard src/format/*.c) src/common/bins.c
-CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC))
-CLI_LIBS := $$(pkg-config --libs libdw libelf zlib) -lstdc++
+CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC)) $(B)/cli/gen/pprof.pb-c.o
+CLI_LIBS := $$(pkg-config --libs libdw libelf zlib libprotobuf-c) -lstdc++
 PROFIL   := $(B)/bin/profil
 
 .PHONY: all lib check test-run deps install uninstall example bench clean
@@ -92,9 +92,18 @@ $(STLIB): $(RUNTIME_OBJ)
 	rm -f $@
 	ar rcs $@ $(RUNTIME_OBJ)
 
-$(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h)
+$(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h) $(B)/gen/pprof.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) $$(pkg-config --cflags libdw) -c -o $@ $<
+	$(CC) $(BASE) $(CFLAGS) -I$(B)/gen $$(pkg-config --cflags libdw libprotobuf-c) -c -o $@ $<
+
+# pprof's profile.proto, compiled by protoc-c.
+$(B)/gen/pprof.pb-c.c $(B)/gen/pprof.pb-c.h: src/format/pprof.proto
+	@mkdir -p $(B)/gen
+	protoc-c --c_out=$(B)/gen --proto_path=src/format pprof.proto
+
+$(B)/cli/gen/pprof.pb-c.o: $(B)/gen/pprof.pb-c.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -I$(B)/gen $$(pkg-config --cflags libprotobuf-c) -c -o $@ $<
 
 $(PROFIL): $(CLI_OBJ)
 	@mkdir -p $(dir $@)

@@ -1,10 +1,452 @@
-/* export.c - profil export (in progress). */
+/*
+ * export.c - profil export: the model written in the formats other tools
+ * read.
+ *
+ *   pprof  gzipped profile.proto (src/format/pprof.proto) through
+ *          protobuf-c and zlib: a mapping for each executable range of
+ *          each object (with its build ID), a location for each counted
+ *          bin, with its function, line and inlined function, and
+ *          sample types samples/count and cpu/nanoseconds.
+ *   gmon   gmon.out for GNU gprof, through src/format/gmon.h: the
+ *          histogram of one object (the program unless --object says
+ *          otherwise) at link-time addresses, 2-byte bins.
+ *
+ * Files are written under a temporary name and renamed into place, so
+ * that no half-written file is ever left under the name asked for.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "../format/gmon.h"
+#include "../format/profile.h"
 #include "cli.h"
+#include "model.h"
+#include "pprof.pb-c.h"
+#include "symbols.h"
+
+typedef Perftools__Profiles__Profile Profile;
+typedef Perftools__Profiles__ValueType ValueType;
+typedef Perftools__Profiles__Sample Sample;
+typedef Perftools__Profiles__Mapping Mapping;
+typedef Perftools__Profiles__Location Location;
+typedef Perftools__Profiles__Line Line;
+typedef Perftools__Profiles__Function Function;
+
+/* ---- Writing a file safely. ---- */
+
+static int open_temp(const char *out, char *tmp, size_t len)
+{
+	snprintf(tmp, len, "%s.tmp.%d", out, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		error_line("%s: %s", tmp, strerror(errno));
+	return fd;
+}
+
+static int finish_temp(const char *tmp, const char *out, int ok)
+{
+	if (ok && rename(tmp, out) == 0)
+		return 0;
+	if (ok)
+		error_line("%s: %s", out, strerror(errno));
+	unlink(tmp);
+	return -1;
+}
+
+/* ---- Strings and functions, made unique with a small hash table. ---- */
+
+struct table {
+	char **keys;
+	uint64_t *values;
+	size_t n, cap;		/* cap: a power of two */
+};
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The value of key, or (if new) value, entered. */
+static uint64_t table_get(struct table *t, const char *key, uint64_t value, int *is_new)
+{
+	if (2 * (t->n + 1) > t->cap) {
+		struct table g = { 0 };
+		g.cap = t->cap ? t->cap * 2 : 1024;
+		g.keys = calloc(g.cap, sizeof *g.keys);
+		g.values = calloc(g.cap, sizeof *g.values);
+		if (!g.keys || !g.values) {
+			error_line("out of memory");
+			exit(2);
+		}
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->keys[i])
+				continue;
+			size_t j = hash(t->keys[i]) & (g.cap - 1);
+			while (g.keys[j])
+				j = (j + 1) & (g.cap - 1);
+			g.keys[j] = t->keys[i];
+			g.values[j] = t->values[i];
+		}
+		g.n = t->n;
+		free(t->keys);
+		free(t->values);
+		*t = g;
+	}
+	size_t j = hash(key) & (t->cap - 1);
+	while (t->keys[j]) {
+		if (strcmp(t->keys[j], key) == 0) {
+			*is_new = 0;
+			return t->values[j];
+		}
+		j = (j + 1) & (t->cap - 1);
+	}
+	t->keys[j] = xstrdup(key);
+	t->values[j] = value;
+	t->n++;
+	*is_new = 1;
+	return value;
+}
+
+static void table_free(struct table *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->keys[i]);
+	free(t->keys);
+	free(t->values);
+}
+
+struct builder {
+	Profile *p;
+	struct table strings, functions;
+	size_t cap_strings, cap_functions, cap_locations, cap_samples;
+};
+
+static int64_t str(struct builder *b, const char *s)
+{
+	int is_new;
+	uint64_t id = table_get(&b->strings, s, b->p->n_string_table, &is_new);
+	if (is_new) {
+		if (b->p->n_string_table == b->cap_strings) {
+			b->cap_strings = b->cap_strings ? b->cap_strings * 2 : 1024;
+			b->p->string_table = xrealloc(b->p->string_table,
+						     b->cap_strings * sizeof *b->p->string_table);
+		}
+		b->p->string_table[b->p->n_string_table++] = xstrdup(s);
+	}
+	return (int64_t)id;
+}
+
+static uint64_t function(struct builder *b, const char *name, const char *file)
+{
+	char key[8192];
+	snprintf(key, sizeof key, "%s\x01%s", name, file ? file : "");
+	int is_new;
+	uint64_t id = table_get(&b->functions, key, b->p->n_function + 1, &is_new);
+	if (is_new) {
+		if (b->p->n_function == b->cap_functions) {
+			b->cap_functions = b->cap_functions ? b->cap_functions * 2 : 256;
+			b->p->function = xrealloc(b->p->function, b->cap_functions * sizeof *b->p->function);
+		}
+		Function *f = xmalloc(sizeof *f);
+		perftools__profiles__function__init(f);
+		f->id = id;
+		f->name = f->system_name = str(b, name);
+		f->filename = str(b, file ? file : "");
+		b->p->function[b->p->n_function++] = f;
+	}
+	return id;
+}
+
+static ValueType *value_type(struct builder *b, const char *type, const char *unit)
+{
+	ValueType *v = xmalloc(sizeof *v);
+	perftools__profiles__value_type__init(v);
+	v->type = str(b, type);
+	v->unit = str(b, unit);
+	return v;
+}
+
+static char *hex(const uint8_t *bytes, unsigned n, char *out)
+{
+	for (unsigned i = 0; i < n; i++)
+		sprintf(out + 2 * i, "%02x", bytes[i]);
+	out[2 * n] = '\0';
+	return out;
+}
+
+static void add_location(struct builder *b, const struct object *o, struct symbols *s,
+			 uint64_t mapping_id, const struct bin *bin, double period_ns)
+{
+	Location *l = xmalloc(sizeof *l);
+	perftools__profiles__location__init(l);
+	l->id = b->p->n_location + 1;
+	l->mapping_id = mapping_id;
+	l->address = o->bias + bin->first;
+	struct function f;
+	const char *file = NULL;
+	int line = 0;
+	Line *lines[2];
+	size_t n = 0;
+	if (s && symbols_function(s, bin->first, &f)) {
+		symbols_line(s, bin->first, &file, &line);
+		const char *inl = symbols_inlined(s, bin->first);
+		if (inl) {	/* the inlined function first, its caller last */
+			lines[n] = xmalloc(sizeof *lines[n]);
+			perftools__profiles__line__init(lines[n]);
+			lines[n]->function_id = function(b, inl, file);
+			lines[n]->line = line;
+			n++;
+		}
+		lines[n] = xmalloc(sizeof *lines[n]);
+		perftools__profiles__line__init(lines[n]);
+		lines[n]->function_id = function(b, f.name, inl ? NULL : file);
+		lines[n]->line = inl ? 0 : line;
+		n++;
+	}
+	if (n) {
+		l->n_line = n;
+		l->line = xmalloc(n * sizeof *l->line);
+		memcpy(l->line, lines, n * sizeof *l->line);
+	}
+	if (b->p->n_location == b->cap_locations) {
+		b->cap_locations = b->cap_locations ? b->cap_locations * 2 : 1024;
+		b->p->location = xrealloc(b->p->location, b->cap_locations * sizeof *b->p->location);
+		b->p->sample = xrealloc(b->p->sample, b->cap_locations * sizeof *b->p->sample);
+	}
+	b->p->location[b->p->n_location++] = l;
+
+	Sample *sm = xmalloc(sizeof *sm);
+	perftools__profiles__sample__init(sm);
+	sm->n_location_id = 1;
+	sm->location_id = xmalloc(sizeof *sm->location_id);
+	sm->location_id[0] = l->id;
+	sm->n_value = 2;
+	sm->value = xmalloc(2 * sizeof *sm->value);
+	sm->value[0] = (int64_t)bin->count;
+	sm->value[1] = (int64_t)(bin->count * period_ns + 0.5);
+	b->p->sample[b->p->n_sample++] = sm;
+}
+
+static int export_pprof(const struct model *m, struct symbols **syms, const char *out)
+{
+	struct builder b;
+	memset(&b, 0, sizeof b);
+	b.p = xmalloc(sizeof *b.p);
+	perftools__profiles__profile__init(b.p);
+	str(&b, "");
+	double period_ns = model_seconds_each(m) * 1e9;
+	b.p->n_sample_type = 2;
+	b.p->sample_type = xmalloc(2 * sizeof *b.p->sample_type);
+	b.p->sample_type[0] = value_type(&b, "samples", "count");
+	b.p->sample_type[1] = value_type(&b, "cpu", "nanoseconds");
+	b.p->period_type = value_type(&b, "cpu", "nanoseconds");
+	b.p->period = (int64_t)(period_ns + 0.5);
+	b.p->time_nanos = (int64_t)m->start_ns;
+	b.p->duration_nanos = m->end_ns > m->start_ns ? (int64_t)(m->end_ns - m->start_ns) : 0;
+	size_t nmap = 0;
+	for (size_t i = 0; i < m->nobjects; i++)
+		nmap += m->objects[i].nranges;
+	b.p->mapping = xmalloc((nmap + 1) * sizeof *b.p->mapping);
+	for (size_t i = 0; i < m->nobjects; i++) {
+		const struct object *o = &m->objects[i];
+		uint64_t first_id = b.p->n_mapping + 1;
+		for (size_t r = 0; r < o->nranges; r++) {
+			Mapping *mp = xmalloc(sizeof *mp);
+			perftools__profiles__mapping__init(mp);
+			char id[2 * sizeof o->build_id + 1];
+			mp->id = b.p->n_mapping + 1;
+			mp->memory_start = o->bias + o->ranges[r].vaddr;
+			mp->memory_limit = mp->memory_start + o->ranges[r].length;
+			mp->file_offset = o->ranges[r].file_offset;
+			mp->filename = str(&b, o->path);
+			mp->build_id = str(&b, hex(o->build_id, o->build_id_len, id));
+			mp->has_functions = mp->has_filenames = mp->has_line_numbers =
+				mp->has_inline_frames = syms[i] != NULL;
+			b.p->mapping[b.p->n_mapping++] = mp;
+		}
+		for (size_t k = 0; k < o->nbins; k++) {
+			uint64_t mid = first_id;
+			for (size_t r = 0; r < o->nranges; r++)
+				if (o->bins[k].first - o->ranges[r].vaddr < o->ranges[r].length)
+					mid = first_id + r;
+			add_location(&b, o, syms[i], o->nranges ? mid : 0, &o->bins[k], period_ns);
+		}
+	}
+	size_t size = perftools__profiles__profile__get_packed_size(b.p);
+	uint8_t *buf = xmalloc(size);
+	perftools__profiles__profile__pack(b.p, buf);
+
+	char tmp[PATH_MAX + 32];
+	int fd = open_temp(out, tmp, sizeof tmp);
+	int ok = 0;
+	if (fd >= 0) {
+		gzFile gz = gzdopen(fd, "wb9");
+		ok = gz && (size == 0 || gzwrite(gz, buf, (unsigned)size) == (int)size);
+		if (gz) {
+			ok &= gzclose(gz) == Z_OK;
+		} else {
+			close(fd);
+		}
+		if (!ok)
+			error_line("%s: cannot write", out);
+	}
+	free(buf);
+	perftools__profiles__profile__free_unpacked(b.p, NULL) ;
+	table_free(&b.strings);
+	table_free(&b.functions);
+	return fd < 0 ? -1 : finish_temp(tmp, out, ok);
+}
+
+/* ---- gmon.out ---- */
+
+static const struct object *choose(const struct model *m, const char *name)
+{
+	for (size_t i = 0; i < m->nobjects; i++) {
+		const struct object *o = &m->objects[i];
+		const char *base = strrchr(o->path, '/');
+		if (name ? strcmp(o->path, name) == 0 || strcmp(base ? base + 1 : o->path, name) == 0
+			 : (o->flags & PROFILE_SEG_MAIN) != 0)
+			return o;
+	}
+	return NULL;
+}
+
+static int export_gmon(const struct model *m, const char *name, const char *out)
+{
+	const struct object *o = choose(m, name);
+	if (!o) {
+		if (name)
+			error_line("--object '%s': no such object in the profile", name);
+		else
+			error_line("no main program in the profile: name one with --object");
+		return -1;
+	}
+	struct gmon_profile g;
+	memset(&g, 0, sizeof g);
+	g.nhist = o->nranges;
+	g.hist = calloc(o->nranges ? o->nranges : 1, sizeof *g.hist);
+	double each = model_seconds_each(m);
+	uint32_t rate = each > 0 ? (uint32_t)(1.0 / each + 0.5) : m->hz;
+	for (size_t r = 0; r < o->nranges; r++) {
+		struct gmon_hist *h = &g.hist[r];
+		/* 2-byte bins from an even address: gprof's bin edges are exact. */
+		h->low_pc = o->ranges[r].vaddr & ~(uint64_t)1;
+		h->high_pc = (o->ranges[r].vaddr + o->ranges[r].length + 1) & ~(uint64_t)1;
+		h->nbins = (h->high_pc - h->low_pc) / 2;
+		h->rate = rate ? rate : 1;
+		snprintf(h->dimen, sizeof h->dimen, "seconds");
+		h->dimen_abbrev = 's';
+		h->counts = calloc(h->nbins ? h->nbins : 1, sizeof *h->counts);
+		if (!h->counts) {
+			error_line("out of memory");
+			exit(2);
+		}
+		for (size_t k = 0; k < o->nbins; k++)
+			if (o->bins[k].first >= h->low_pc && o->bins[k].first < h->high_pc)
+				h->counts[(o->bins[k].first - h->low_pc) / 2] += o->bins[k].count;
+	}
+	char tmp[PATH_MAX + 32];
+	int fd = open_temp(out, tmp, sizeof tmp);
+	int ok = 0;
+	if (fd >= 0) {
+		ok = gmon_write(fd, &g) == 0;
+		if (!ok)
+			error_line("%s: %s", out, strerror(errno));
+		ok &= close(fd) == 0;
+	}
+	for (size_t r = 0; r < g.nhist; r++)
+		free(g.hist[r].counts);
+	free(g.hist);
+	return fd < 0 ? -1 : finish_temp(tmp, out, ok);
+}
 
 int cmd_export(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	error_line("export: not built yet");
-	return 2;
+	static const struct option longs[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "object", required_argument, NULL, 'O' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *format = NULL, *out = NULL, *object = NULL;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "f:o:O:h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (strcmp(optarg, "pprof") && strcmp(optarg, "gmon")) {
+				error_line("--format '%s': not one of pprof, gmon", optarg);
+				return 2;
+			}
+			format = optarg;
+			break;
+		case 'o': out = optarg; break;
+		case 'O': object = optarg; break;
+		case 'h':
+			puts("usage: profil export --format pprof|gmon -o OUT [--object NAME] [FILE...]");
+			return 0;
+		default:
+			if (optopt)
+				error_line("export: unknown option or missing value: '-%c'", optopt);
+			else
+				error_line("export: unknown option '%s'", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (!format) {
+		error_line("export: no --format given (pprof or gmon)");
+		return 2;
+	}
+	if (!out) {
+		error_line("export: no -o OUT given");
+		return 2;
+	}
+	char **files = input_files(argc - optind, argv + optind);
+	if (!files)
+		return 1;
+	struct model m = { 0 };
+	int status = 0;
+	for (char **f = files; *f && !status; f++)
+		if (model_add_file(&m, *f) != 0)
+			status = 1;
+	free_files(files);
+	struct symbols **syms = calloc(m.nobjects + 1, sizeof *syms);
+	if (!status) {
+		model_finish(&m);
+		if (strcmp(format, "pprof") == 0) {
+			for (size_t i = 0; i < m.nobjects && !status; i++) {
+				const struct object *o = &m.objects[i];
+				if (!o->total || (o->flags & PROFILE_SEG_VDSO))
+					continue;
+				char why[1024];
+				syms[i] = symbols_open(o, why, sizeof why);
+				if (!syms[i]) {
+					error_line("%s", why);
+					status = 1;
+				}
+			}
+			if (!status && export_pprof(&m, syms, out) != 0)
+				status = 1;
+		} else if (export_gmon(&m, object, out) != 0) {
+			status = 1;
+		}
+	}
+	for (size_t i = 0; i < m.nobjects; i++)
+		symbols_close(syms[i]);
+	free(syms);
+	model_free(&m);
+	return status;
 }

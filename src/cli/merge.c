@@ -1,10 +1,208 @@
-/* merge.c - profil merge (in progress). */
+/*
+ * merge.c - profil merge: sum profiles of the same binaries into one
+ * profile file with 64-bit counters.
+ *
+ * Segments are matched by object (path and build ID) and executable
+ * range; their counters cover the same addresses whatever the load
+ * address, so they add index by index.  The statistics add up too.  The
+ * output is written sparse (pages of zeros are left as holes) under a
+ * temporary name, then renamed into place.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../format/profile.h"
 #include "cli.h"
+
+struct mseg {
+	struct profile_segment head;
+	uint64_t *counts;
+};
+
+static struct mseg *find(struct mseg **segs, size_t *n, const struct profile_segment *s)
+{
+	for (size_t i = 0; i < *n; i++) {
+		const struct profile_segment *h = &(*segs)[i].head;
+		if (h->vaddr == s->vaddr && h->length == s->length && h->scale == s->scale
+		    && h->ncounters == s->ncounters && h->start - h->bias == s->start - s->bias
+		    && h->build_id_len == s->build_id_len
+		    && memcmp(h->build_id, s->build_id, s->build_id_len) == 0
+		    && strcmp(h->path, s->path) == 0)
+			return &(*segs)[i];
+	}
+	*segs = xrealloc(*segs, (*n + 1) * sizeof **segs);
+	struct mseg *m = &(*segs)[(*n)++];
+	memcpy(&m->head, s, sizeof m->head);
+	m->head.width = 8;
+	m->head.size = profile_segment_size(s->ncounters, 8);
+	m->head.flags &= ~PROFILE_SEG_UNMAPPED;
+	m->counts = calloc(s->ncounters ? s->ncounters : 1, sizeof *m->counts);
+	if (!m->counts) {
+		error_line("out of memory");
+		exit(2);
+	}
+	return m;
+}
+
+/* Write len bytes at off unless they are all zero (a hole reads as zeros). */
+static int put(int fd, const void *data, size_t len, uint64_t off)
+{
+	const unsigned char *p = data;
+	for (size_t i = 0; i < len; i++)
+		if (p[i]) {
+			ssize_t w = pwrite(fd, data, len, (off_t)off);
+			return w == (ssize_t)len ? 0 : -1;
+		}
+	return 0;
+}
+
+static int write_merged(int fd, struct profile_header *h, struct mseg *segs, size_t n)
+{
+	uint64_t end = PROFILE_PAGE;
+	for (size_t i = 0; i < n; i++)
+		end += segs[i].head.size;
+	h->end = end;
+	h->nsegments = (uint32_t)n;
+	if (ftruncate(fd, (off_t)end) != 0)
+		return -1;
+	static unsigned char page[PROFILE_PAGE];
+	memset(page, 0, sizeof page);
+	memcpy(page, h, sizeof *h);
+	if (put(fd, page, PROFILE_PAGE, 0) != 0)
+		return -1;
+	uint64_t at = PROFILE_PAGE;
+	for (size_t i = 0; i < n; i++) {
+		struct mseg *s = &segs[i];
+		if (put(fd, &s->head, PROFILE_PAGE, at) != 0)
+			return -1;
+		const size_t per_page = PROFILE_PAGE / sizeof(uint64_t);
+		for (uint64_t k = 0; k < s->head.ncounters; k += per_page) {
+			size_t cnt = s->head.ncounters - k < per_page ? s->head.ncounters - k : per_page;
+			if (put(fd, s->counts + k, cnt * sizeof(uint64_t),
+				at + PROFILE_PAGE + k * sizeof(uint64_t)) != 0)
+				return -1;
+		}
+		at += s->head.size;
+	}
+	return 0;
+}
 
 int cmd_merge(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	error_line("merge: not built yet");
-	return 2;
+	static const struct option longs[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	const char *out = NULL;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'h':
+			puts("usage: profil merge -o OUT [FILE...]");
+			return 0;
+		default:
+			if (optopt)
+				error_line("merge: unknown option or missing value: '-%c'", optopt);
+			else
+				error_line("merge: unknown option '%s'", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (!out) {
+		error_line("merge: no -o OUT given");
+		return 2;
+	}
+	char **files = input_files(argc - optind, argv + optind);
+	if (!files)
+		return 1;
+	struct profile_header h;
+	memset(&h, 0, sizeof h);
+	memcpy(h.magic, PROFILE_MAGIC, 8);
+	h.version = PROFILE_VERSION;
+	h.state = PROFILE_COMPLETE;
+	h.byte_order = 0x01020304;
+	h.flags = PROFILE_F_MERGED;
+	struct mseg *segs = NULL;
+	size_t nsegs = 0;
+	int status = 0;
+	for (char **f = files; *f && !status; f++) {
+		struct profile p;
+		char why[512];
+		if (profile_open(&p, *f, why, sizeof why) != 0) {
+			error_line("%s: %s", *f, why);
+			status = 1;
+			break;
+		}
+		const struct profile_header *in = p.header;
+		if (!h.start_ns || in->start_ns < h.start_ns)
+			h.start_ns = in->start_ns;
+		if (in->update_ns > h.update_ns)
+			h.update_ns = in->update_ns;
+		if (!h.command[0])
+			memcpy(h.command, in->command, sizeof h.command);
+		if (in->hz > h.hz)
+			h.hz = in->hz;
+		if (in->backend)
+			h.backend = in->backend;
+		h.flags |= in->flags & PROFILE_F_NO_KERNEL;
+		h.threads += in->threads;
+		h.threads_unsampled += in->threads_unsampled;
+		h.outside += in->outside;
+		h.saturated += in->saturated;
+		h.lost += in->lost;
+		h.observed += in->observed;
+		h.cpu_ns += in->cpu_ns;
+		h.counted += p.counted;	/* a running file counted past its header */
+		for (size_t i = 0; i < p.nsegs; i++) {
+			struct mseg *m = find(&segs, &nsegs, p.segs[i].head);
+			for (uint64_t k = 0; k < m->head.ncounters; k++)
+				m->counts[k] += profile_count(&p.segs[i], k);
+		}
+		profile_close(&p);
+	}
+	free_files(files);
+	if (!status) {
+		h.taken = h.counted + h.outside + h.saturated + h.lost;
+		h.achieved_hz = h.cpu_ns ? (uint32_t)(h.observed * 1e9 / h.cpu_ns + 0.5) : 0;
+		for (size_t i = 0; i < nsegs; i++) {
+			segs[i].head.counted = 0;
+			for (uint64_t k = 0; k < segs[i].head.ncounters; k++)
+				segs[i].head.counted += segs[i].counts[k];
+		}
+		char tmp[PATH_MAX + 32];
+		snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			error_line("%s: %s", tmp, strerror(errno));
+			status = 1;
+		} else {
+			int ok = write_merged(fd, &h, segs, nsegs) == 0;
+			int err = errno;
+			ok &= close(fd) == 0;
+			if (ok && rename(tmp, out) != 0) {
+				err = errno;
+				ok = 0;
+			}
+			if (!ok) {
+				error_line("%s: %s", out, strerror(err));
+				unlink(tmp);
+				status = 1;
+			}
+		}
+	}
+	for (size_t i = 0; i < nsegs; i++)
+		free(segs[i].counts);
+	free(segs);
+	return status;
 }

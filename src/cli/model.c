@@ -6,12 +6,16 @@
  * link-time addresses through the exact inverse of the bin formula
  * (src/common/bins.h), never rounded into a neighbour.
  */
+#define _GNU_SOURCE
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../include/profil.h"
 #include "../common/bins.h"
+#include "../format/gmon.h"
 #include "../format/profile.h"
 #include "cli.h"
 #include "model.h"
@@ -25,33 +29,34 @@ const char *backend_name(int id)
 	}
 }
 
-static struct object *find_object(struct model *m, const struct profile_segment *s)
+static struct object *find_object(struct model *m, const char *path, const uint8_t *build_id,
+				  unsigned build_id_len, uint64_t bias, int flags)
 {
 	for (size_t i = 0; i < m->nobjects; i++) {
 		struct object *o = &m->objects[i];
-		if (strcmp(o->path, s->path) == 0 && o->build_id_len == s->build_id_len
-		    && memcmp(o->build_id, s->build_id, s->build_id_len) == 0)
+		if (strcmp(o->path, path) == 0 && o->build_id_len == build_id_len
+		    && memcmp(o->build_id, build_id, build_id_len) == 0)
 			return o;
 	}
 	struct object *grown = xrealloc(m->objects, (m->nobjects + 1) * sizeof *grown);
 	m->objects = grown;
 	struct object *o = &m->objects[m->nobjects++];
 	memset(o, 0, sizeof *o);
-	o->path = xstrdup(s->path);
-	memcpy(o->build_id, s->build_id, s->build_id_len);
-	o->build_id_len = s->build_id_len;
-	o->bias = s->bias;
-	o->flags = (int)(s->flags & ~PROFILE_SEG_UNMAPPED);
+	o->path = xstrdup(path);
+	memcpy(o->build_id, build_id, build_id_len);
+	o->build_id_len = build_id_len;
+	o->bias = bias;
+	o->flags = flags & ~PROFILE_SEG_UNMAPPED;
 	return o;
 }
 
-static void add_range(struct object *o, const struct profile_segment *s)
+static void add_range(struct object *o, uint64_t vaddr, uint64_t length, uint64_t offset)
 {
 	for (size_t i = 0; i < o->nranges; i++)
-		if (o->ranges[i].vaddr == s->vaddr)
+		if (o->ranges[i].vaddr == vaddr)
 			return;
 	o->ranges = xrealloc(o->ranges, (o->nranges + 1) * sizeof *o->ranges);
-	o->ranges[o->nranges++] = (struct range){ s->vaddr, s->length, s->file_offset };
+	o->ranges[o->nranges++] = (struct range){ vaddr, length, offset };
 }
 
 static void add_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count)
@@ -64,10 +69,83 @@ static void add_bin(struct object *o, uint64_t first, uint64_t last, uint64_t co
 	o->total += count;
 }
 
+/* The program a gmon.out file profiled: --exe, the NAME of
+ * gmon.NAME.PID.out beside it, or a.out as gprof guesses. */
+static int gmon_program(const struct model *m, const char *path, char *out, size_t len)
+{
+	if (m->exe) {
+		snprintf(out, len, "%s", m->exe);
+		return access(out, R_OK) == 0 ? 0 : -1;
+	}
+	const char *base = strrchr(path, '/');
+	size_t dirlen = base ? (size_t)(base - path) + 1 : 0;
+	base = base ? base + 1 : path;
+	const char *dot = strchr(base + 5, '.');
+	if (strncmp(base, "gmon.", 5) == 0 && dot && dot > base + 5) {
+		snprintf(out, len, "%.*s%.*s", (int)dirlen, path, (int)(dot - base - 5), base + 5);
+		if (access(out, R_OK) == 0)
+			return 0;
+	}
+	snprintf(out, len, "a.out");
+	return access(out, R_OK) == 0 ? 0 : -1;
+}
+
+/* A gmon.out file (src/format/gmon.h): one object, its histograms. */
+static int add_gmon(struct model *m, const char *path)
+{
+	struct gmon_profile g;
+	char why[1024], exe[PATH_MAX], real[PATH_MAX];
+	if (gmon_read_file(path, &g, why, sizeof why) != 0) {
+		error_line("%s", why);
+		return -1;
+	}
+	if (gmon_program(m, path, exe, sizeof exe) != 0) {
+		error_line("%s: a gmon.out file: cannot read the program it profiled, %s "
+			   "(name it with --exe)", path, exe);
+		gmon_free(&g);
+		return -1;
+	}
+	struct object *o = find_object(m, realpath(exe, real) ? real : exe, NULL, 0, 0,
+				       PROFILE_SEG_MAIN);
+	uint64_t sum = 0;
+	uint32_t rate = 0;
+	for (size_t i = 0; i < g.nhist; i++) {
+		const struct gmon_hist *h = &g.hist[i];
+		if (h->high_pc <= h->low_pc || !h->nbins)
+			continue;
+		rate = h->rate;
+		add_range(o, h->low_pc, h->high_pc - h->low_pc, 0);
+		unsigned __int128 span = h->high_pc - h->low_pc;
+		for (uint64_t k = 0; k < h->nbins; k++) {
+			if (!h->counts[k])
+				continue;
+			uint64_t first = h->low_pc + (uint64_t)(span * k / h->nbins);
+			uint64_t next = h->low_pc + (uint64_t)(span * (k + 1) / h->nbins);
+			add_bin(o, first, next > first ? next - 1 : first, h->counts[k]);
+			sum += h->counts[k];
+		}
+	}
+	gmon_free(&g);
+	if (!m->hz && rate)
+		m->hz = rate;
+	m->taken += sum;
+	m->counted += sum;
+	m->cpu_ns += rate ? (uint64_t)(sum * (1e9 / rate)) : 0;
+	m->nfiles++;
+	return 0;
+}
+
 int model_add_file(struct model *m, const char *path)
 {
 	struct profile p;
 	char why[512];
+	char magic[4];
+	FILE *f = fopen(path, "rb");
+	int is_gmon = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, GMON_MAGIC, 4) == 0;
+	if (f)
+		fclose(f);
+	if (is_gmon)
+		return add_gmon(m, path);
 	if (profile_open(&p, path, why, sizeof why) != 0) {
 		error_line("%s: %s", path, why);
 		return -1;
@@ -98,8 +176,9 @@ int model_add_file(struct model *m, const char *path)
 	for (size_t i = 0; i < p.nsegs; i++) {
 		const struct profile_seg_view *v = &p.segs[i];
 		const struct profile_segment *s = v->head;
-		struct object *o = find_object(m, s);
-		add_range(o, s);
+		struct object *o = find_object(m, s->path, s->build_id, s->build_id_len, s->bias,
+					       (int)s->flags);
+		add_range(o, s->vaddr, s->length, s->file_offset);
 		for (uint64_t k = 0; k < s->ncounters; k++) {
 			uint64_t c = profile_count(v, k), first, last;
 			if (!c)

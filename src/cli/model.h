@@ -35,6 +35,7 @@ struct object {
 };
 
 struct model {
+	const char *exe;	/* the program of gmon.out files (--exe) */
 	struct object *objects;
 	size_t nobjects;
 	unsigned nfiles;

@@ -226,9 +226,10 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 	} else if (opt->fmt == FMT_JSON) {
 		printf("{\"samples\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"outside\":%" PRIu64
 		       ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cpu_seconds\":%.6f"
-		       ",\"hz\":%u,\"backend\":\"%s\",\"threads\":%" PRIu64 ",\"files\":%u,\"rows\":[",
+		       ",\"hz\":%u,\"observed\":%" PRIu64 ",\"backend\":\"%s\",\"threads\":%" PRIu64
+		       ",\"files\":%u,\"rows\":[",
 		       m->counted, m->taken, m->outside, m->saturated, m->lost, m->cpu_ns / 1e9,
-		       m->hz, backend_name(m->backend), m->threads, m->nfiles);
+		       m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
 	} else {
 		header(m, each);
 		printf("%7s %7s %9s %9s  %-*s %s\n", "self%", "cumul%", "self s", "samples",
@@ -382,16 +383,19 @@ int cmd_report(int argc, char **argv)
 		{ "annotate", required_argument, NULL, 'a' },
 		{ "threshold", required_argument, NULL, 't' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "exe", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL };
+	const char *exe = NULL;
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "lOia:t:f:h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lOia:t:f:e:h", longs, NULL)) != -1) {
 		char *end;
 		switch (c) {
+		case 'e': exe = optarg; break;
 		case 'l': opt.by = BY_LINE; break;
 		case 'O': opt.by = BY_OBJECT; break;
 		case 'i': opt.inlines = 1; break;
@@ -418,7 +422,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'h':
 			puts("usage: profil report [--lines|--objects|--annotate FUNC] [--inline] "
-			     "[--threshold PCT] [--format text|csv|json] [FILE...]");
+			     "[--threshold PCT] [--format text|csv|json] [--exe PROGRAM] [FILE...]");
 			return 0;
 		default:
 			if (optopt)
@@ -432,6 +436,7 @@ int cmd_report(int argc, char **argv)
 	if (!files)
 		return 1;
 	struct model m = { 0 };
+	m.exe = exe;
 	int status = 0;
 	for (char **f = files; *f && !status; f++)
 		if (model_add_file(&m, *f) != 0)

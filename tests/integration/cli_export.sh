@@ -1,0 +1,86 @@
+#!/bin/sh
+# cli_export.sh BUILD - profil merge and profil export, checked by the
+# tools that read them: exported pprof files by `go tool pprof -top`,
+# exported gmon.out files by GNU gprof and by profil report itself;
+# merged profiles add up.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+B=$(cd "$B" && pwd)
+profil="$B/bin/profil"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+no() { echo "not ok: $*"; fail=1; }
+. "$root/tests/cli/lib.sh"
+cd "$tmp" || exit 1
+
+cc -O2 -g -o spin "$root/tests/cli/spin.c"
+prun -o a.prof ./spin 60 2>/dev/null || no "run a"
+prun -o b.prof ./spin 60 2>/dev/null || no "run b"
+"$profil" report --format csv a.prof > a.csv || no "report a"
+a3=$(share a.csv spin_three spin)
+samples() {	# CSV: the total of the samples column
+	awk -F, 'NR > 1 { s += $4 } END { print s + 0 }' "$1"
+}
+
+# merge: the counts of two runs add up, row by row and in total.
+"$profil" merge -o ab.prof a.prof b.prof || no "merge: status $?"
+"$profil" report --format csv b.prof > b.csv
+"$profil" report --format csv ab.prof > ab.csv || no "report of the merged file"
+[ "$(samples ab.csv)" -eq $(( $(samples a.csv) + $(samples b.csv) )) ] \
+	|| no "merged samples $(samples ab.csv) != $(samples a.csv) + $(samples b.csv)"
+row() { awk -F, -v fn="$2" 'NR > 1 && $5 == fn { s += $4 } END { print s + 0 }' "$1"; }
+[ "$(row ab.csv spin_three)" -eq $(( $(row a.csv spin_three) + $(row b.csv spin_three) )) ] \
+	|| no "merged spin_three does not add up"
+"$profil" merge -o aa.prof ab.prof ab.prof || no "merge of merged files"
+"$profil" report --format csv aa.prof > aa.csv || no "report aa"
+[ "$(samples aa.csv)" \
+	-eq $(( 2 * $(samples ab.csv) )) ] || no "a merged file merged again does not double"
+
+# pprof: go tool pprof reads it and sees the same shares.
+"$profil" export --format pprof -o a.pb.gz a.prof || no "export pprof: status $?"
+gzip -t a.pb.gz || no "pprof export is not gzip"
+if command -v go >/dev/null; then
+	HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -top -symbolize=none a.pb.gz > top.txt 2>&1 \
+		|| { cat top.txt; no "go tool pprof failed"; }
+	cat top.txt
+	p3=$(awk '$NF == "spin_three" { sub("%", "", $2); print $2 }' top.txt)
+	within "${p3:-0}" "$a3" 0.5 || no "pprof: spin_three ${p3:-none}%, profil report $a3%"
+	grep -q "Type: cpu" top.txt || no "pprof: sample type is not cpu"
+	grep -q "Build ID:" top.txt || no "pprof: no build ID in the mapping"
+	HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -raw -symbolize=none a.pb.gz > raw.txt 2>&1
+	grep -q "samples/count cpu/nanoseconds" raw.txt || no "pprof: sample types"
+	grep -Eq "spin_three .*spin.c:[0-9]+" raw.txt || no "pprof: no source line for spin_three"
+else
+	no "go is not installed (scripts/setup.sh installs golang-go)"
+fi
+
+# gmon: gprof reads the exported file and sees the same shares;
+# profil report reads it back with the same counts.
+"$profil" export --format gmon -o gmon.out a.prof || no "export gmon: status $?"
+gprof -b -p ./spin gmon.out > gprof.txt 2>&1 || { cat gprof.txt; no "gprof failed"; }
+cat gprof.txt
+g3=$(awk '$NF == "spin_three" { print $1 }' gprof.txt)
+# gprof's percentages are of the program's samples only.
+prog=$("$profil" report --objects --format csv a.prof | awk -F, 'NR > 1 { n = split($5, p, "/"); if (p[n] == "spin") print $1 }')
+within "${g3:-0}" "$(awk -v a="$a3" -v p="$prog" 'BEGIN { print 100 * a / p }')" 0.5 \
+	|| no "gprof: spin_three ${g3:-none}%, profil report $a3% of $prog%"
+"$profil" report --format csv gmon.out > g.csv 2>&1 && no "a gmon.out without its program was read"
+"$profil" report --format csv --exe ./spin gmon.out > g.csv || no "report of gmon.out"
+[ "$(row g.csv spin_three)" -eq "$(row a.csv spin_three)" ] || no "gmon round trip: spin_three"
+
+# Bad uses.
+"$profil" export -o x a.prof 2>err && no "export without --format"
+grep -q "no --format" err || no "export without --format: $(cat err)"
+"$profil" export --format svg -o x a.prof 2>err && no "export --format svg"
+"$profil" merge a.prof 2>err && no "merge without -o"
+head -c 5000 a.prof > cut.prof
+"$profil" merge -o bad.prof a.prof cut.prof 2>err && no "merge of a truncated file"
+grep -q "cut.prof: truncated" err || no "merge of a truncated file: $(cat err)"
+[ -e bad.prof ] && no "merge left an output behind after an error"
+"$profil" export --format pprof -o bad.pb.gz cut.prof 2>err && no "export of a truncated file"
+ls | grep -q "tmp\." && no "a temporary file was left behind"
+
+[ $fail -eq 0 ] && echo "cli_export: all checks passed"
+exit $fail
