@@ -35,7 +35,7 @@ static struct object *find_object(struct model *m, const char *path, const uint8
 	for (size_t i = 0; i < m->nobjects; i++) {
 		struct object *o = &m->objects[i];
 		if (strcmp(o->path, path) == 0 && o->build_id_len == build_id_len
-		    && memcmp(o->build_id, build_id, build_id_len) == 0)
+		    && (!build_id_len || memcmp(o->build_id, build_id, build_id_len) == 0))
 			return o;
 	}
 	struct object *grown = xrealloc(m->objects, (m->nobjects + 1) * sizeof *grown);
@@ -43,7 +43,8 @@ static struct object *find_object(struct model *m, const char *path, const uint8
 	struct object *o = &m->objects[m->nobjects++];
 	memset(o, 0, sizeof *o);
 	o->path = xstrdup(path);
-	memcpy(o->build_id, build_id, build_id_len);
+	if (build_id_len)
+		memcpy(o->build_id, build_id, build_id_len);
 	o->build_id_len = build_id_len;
 	o->bias = bias;
 	o->flags = flags & ~PROFILE_SEG_UNMAPPED;
