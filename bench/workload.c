@@ -6,8 +6,10 @@
  * MODE is none (no profiling by this program: the baseline, and what
  * gperftools and perf record profile from outside), profil (profil() over
  * the program's text at HZ; built twice, against libprofil and against
- * glibc), or threads (profil at HZ, two threads, one doing twice the work
- * of the other).  Prints one line of key=value figures.
+ * glibc), threads (profil at HZ, two threads, one doing twice the work
+ * of the other), or ring (built with WITH_RING: the bare perf ring of
+ * ring_floor.h at HZ, the floor of what a perf sampler costs).  Prints
+ * one line of key=value figures.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -21,6 +23,9 @@
 
 #ifdef WITH_LIBPROFIL
 #include "profil.h"
+#endif
+#ifdef WITH_RING
+#include "ring_floor.h"
 #endif
 
 extern char __executable_start[], etext[];
@@ -85,7 +90,20 @@ int main(int argc, char **argv)
 	const char *mode = argv[2];
 	unsigned hz = argc > 3 ? (unsigned)atoi(argv[3]) : 1000;
 	(void)hz;	/* glibc's profil has no rate to set */
-	int profiling = strcmp(mode, "none") != 0;
+	int ring = strcmp(mode, "ring") == 0;
+	int profiling = strcmp(mode, "none") != 0 && !ring;
+	uint64_t lost = 0;
+#ifdef WITH_RING
+	if (ring && ring_floor_start(hz) != 0) {
+		perror("workload: perf ring");
+		return 1;
+	}
+#else
+	if (ring) {
+		fprintf(stderr, "workload: built without WITH_RING\n");
+		return 2;
+	}
+#endif
 
 	uintptr_t offset = (uintptr_t)__executable_start;
 	size_t ncounters = ((uintptr_t)etext - offset) / 2 + 1;
@@ -111,6 +129,10 @@ int main(int argc, char **argv)
 	}
 	if (profiling)
 		profil(counts, ncounters * sizeof *counts, offset, 0);
+#ifdef WITH_RING
+	uint64_t ring_samples = ring ? ring_floor_stop() : 0;
+	lost = floor_ring.lost;
+#endif
 
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
@@ -128,12 +150,18 @@ int main(int argc, char **argv)
 	if (profiling) {
 		observed = st.observed;
 		samples = st.taken;
+		lost = st.lost;
 	}
+#endif
+#ifdef WITH_RING
+	if (ring)
+		samples = observed = ring_samples;
 #endif
 	double share = in_one + in_two ? (double)in_one / (in_one + in_two) : 0;
 	double cpu_share = one.cpu + two.cpu > 0 ? one.cpu / (one.cpu + two.cpu) : 0;
-	printf("cpu=%.4f samples=%llu observed=%llu share=%.4f cpu_share=%.4f\n", cpu,
-	       (unsigned long long)samples, (unsigned long long)observed, share, cpu_share);
+	printf("cpu=%.4f samples=%llu observed=%llu share=%.4f cpu_share=%.4f lost=%llu\n", cpu,
+	       (unsigned long long)samples, (unsigned long long)observed, share, cpu_share,
+	       (unsigned long long)lost);
 	free(counts);
 	return 0;
 }

@@ -16,6 +16,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/syscall.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -189,22 +191,47 @@ static void arm_thread(pid_t tid)
 	}
 }
 
-/* Arm every thread of the process. */
-static void arm_all(void)
+/*
+ * /proc/self/task, open while a session is on: a rescan lists it again
+ * with two system calls (lseek, getdents64) instead of an opendir.
+ */
+static int task_fd = -1;
+
+/* Arm every thread of the process; with only_new, leave alone the
+   threads that have a slot, without asking the backend. */
+static void arm_listed(int only_new)
 {
-	DIR *dir = opendir("/proc/self/task");
-	if (!dir) {
+	if (task_fd < 0)
+		task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (task_fd < 0 || lseek(task_fd, 0, SEEK_SET) != 0) {
 		arm_thread(current_tid());
 		return;
 	}
-	struct dirent *d;
-	while ((d = readdir(dir)) != NULL) {
-		char *end;
-		long tid = strtol(d->d_name, &end, 10);
-		if (*end == '\0' && tid > 0)
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+	while ((n = syscall(SYS_getdents64, task_fd, buf, sizeof buf)) > 0) {
+		for (long at = 0; at < n;) {
+			struct dirent64 *d = (struct dirent64 *)(buf + at);
+			at += d->d_reclen;
+			char *end;
+			long tid = strtol(d->d_name, &end, 10);
+			if (*end != '\0' || tid <= 0 || (only_new && find_slot((pid_t)tid)))
+				continue;
 			arm_thread((pid_t)tid);
+		}
 	}
-	closedir(dir);
+}
+
+static void arm_all(void)
+{
+	arm_listed(0);
+}
+
+static void close_task_fd(void)
+{
+	if (task_fd >= 0)
+		close(task_fd);
+	task_fd = -1;
 }
 
 static void disarm_all(void)
@@ -272,6 +299,7 @@ static void go_dark(void)
 	disarm_all();
 	backend->close();
 	backend = NULL;
+	close_task_fd();
 }
 
 int sampler_start(struct sink_set *set)
@@ -386,11 +414,15 @@ int sampler_faulted(void)
 
 void sampler_rescan(void)
 {
+	static unsigned calls;
 	if (pthread_mutex_trylock(&lock) != 0)
 		return;
 	if (backend && owner == getpid() && atomic_load(&active) && !atomic_load(&faulted)) {
-		sweep_dead();
-		arm_all();
+		/* Slots of threads gone unseen only hold resources: look
+		   for them one time in ten. */
+		if (++calls % 10 == 0)
+			sweep_dead();
+		arm_listed(1);
 	}
 	pthread_mutex_unlock(&lock);
 }
@@ -458,6 +490,7 @@ static void after_fork_child(void)
 	HOOK(fork_child);
 	if (!backend)
 		return;
+	close_task_fd();	/* the parent's threads */
 	if (backend->child_reset)
 		backend->child_reset();
 	/* The parent's threads and timers do not exist here. */
