@@ -34,13 +34,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +64,7 @@ struct ring {
 	int dead;		/* its thread has exited (POLLHUP) */
 	uint64_t serial;	/* tells a reused entry from the one polled */
 	uint64_t got;		/* samples the ring has accounted for */
-	int64_t stime0;		/* the thread's system time when armed, or -1 */
+	int reckon;		/* owed samples can be reckoned (one period) */
 	size_t map_size;
 	struct perf_ring r;
 };
@@ -141,48 +139,19 @@ static void drain_all(void)
 }
 
 /*
- * Time the kernel spent on thread tid's behalf, in ns (tick-sampled, so
- * right on average), or -1.
+ * The periods the event counted and no record stands for: the kernel's
+ * timer fired more than a period late and skipped some (a virtual
+ * machine under load), the tail since the last record, and time in the
+ * kernel, which a user-only event never samples.  The sampler takes them
+ * as lost, so that taken stands for the thread's CPU time, as under the
+ * timer backend.
  */
-static int64_t system_ns(pid_t tid)
+static uint64_t owed(struct ring *ring)
 {
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');	/* the name may hold anything */
-	if (!p)
-		return -1;
-	/* Fields after the name: state is 3, stime 15. */
-	for (int field = 2; field < 15 && p; field++)
-		p = strchr(p + 1, ' ');
-	if (!p)
-		return -1;
-	long ticks = sysconf(_SC_CLK_TCK);
-	return ticks > 0 ? (int64_t)(strtoull(p + 1, NULL, 10) * (1000000000u / (uint64_t)ticks)) : -1;
-}
-
-/*
- * The periods of user CPU time the event counted and no record stands
- * for: the kernel's timer fired more than a period late and skipped
- * some (a virtual machine under load), or the tail since the last
- * record.  Periods of system time are not owed: a user-only event never
- * samples them, and PROFIL_STATS_USER_ONLY says so.
- */
-static uint64_t owed(struct ring *ring, pid_t tid)
-{
-	uint64_t count, period = atomic_load(&period_ns);
-	int64_t sys = ring->stime0 >= 0 ? system_ns(tid) : -1;
-	if (sys < ring->stime0 || read(ring->fd, &count, sizeof count) != sizeof count)
+	uint64_t count;
+	if (!ring->reckon || read(ring->fd, &count, sizeof count) != sizeof count)
 		return 0;
-	uint64_t user = count > (uint64_t)(sys - ring->stime0) ? count - (uint64_t)(sys - ring->stime0) : 0;
-	uint64_t due = user / period;
+	uint64_t due = count / atomic_load(&period_ns);
 	return due > ring->got ? due - ring->got : 0;
 }
 
@@ -366,7 +335,7 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 		ring->dead = 0;
 		ring->serial = ++next_serial;
 		ring->got = 0;
-		ring->stime0 = system_ns(tid);
+		ring->reckon = 1;
 		ring->map_size = map_size;
 		ring->r.meta = map;
 		ring->r.data = (unsigned char *)map + page_size;
@@ -413,7 +382,7 @@ static int perf_set_hz(struct thread_slot *slot, unsigned hz)
 	if (slot->fallback)
 		return backend_timer.set_hz(slot, hz);
 	uint64_t period = atomic_load(&period_ns);
-	rings[slot->handle].stime0 = -1;	/* periods of two lengths: no reckoning */
+	rings[slot->handle].reckon = 0;	/* periods of two lengths: no reckoning */
 	return ioctl(rings[slot->handle].fd, PERF_EVENT_IOC_PERIOD, &period) ? -errno : 0;
 }
 
@@ -426,7 +395,7 @@ static uint64_t perf_disarm(struct thread_slot *slot)
 	struct ring *ring = &rings[slot->handle];
 	ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
 	drain_one(ring);
-	uint64_t n = ring->dead ? 0 : owed(ring, slot->tid);
+	uint64_t n = owed(ring);
 	release(ring);
 	pthread_mutex_unlock(&ring_lock);
 	slot->handle = -1;
