@@ -158,6 +158,8 @@ int cmd_merge(int argc, char **argv)
 		h.flags |= in->flags & PROFILE_F_NO_KERNEL;
 		h.threads += in->threads;
 		h.threads_unsampled += in->threads_unsampled;
+		h.threads_fallback += in->threads_fallback;
+		h.system += in->system;
 		h.outside += in->outside;
 		h.saturated += in->saturated;
 		h.lost += in->lost;

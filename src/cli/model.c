@@ -169,6 +169,8 @@ int model_add_file(struct model *m, const char *path)
 	m->cpu_ns += h->cpu_ns;
 	m->threads += h->threads;
 	m->threads_unsampled += h->threads_unsampled;
+	m->threads_fallback += h->threads_fallback;
+	m->system += h->system;
 	if (!m->start_ns || h->start_ns < m->start_ns)
 		m->start_ns = h->start_ns;
 	if (h->update_ns > m->end_ns)

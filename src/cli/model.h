@@ -44,7 +44,7 @@ struct model {
 	int backend;
 	int no_kernel;
 	uint64_t taken, counted, outside, saturated, lost, observed, cpu_ns;
-	uint64_t threads, threads_unsampled;
+	uint64_t threads, threads_unsampled, threads_fallback, system;
 	uint64_t start_ns, end_ns;
 };
 

@@ -168,13 +168,17 @@ static void header(const struct model *m, double each)
 	       "each sample %.3f ms\n", m->counted, m->nfiles, m->nfiles == 1 ? "" : "s",
 	       m->cpu_ns / 1e9, each * 1e3);
 	printf("samples taken %" PRIu64 " = counted %" PRIu64 " + outside %" PRIu64
-	       " + dropped %" PRIu64 " (saturated %" PRIu64 ", lost %" PRIu64 ")\n",
-	       m->taken, m->counted, m->outside, m->saturated + m->lost, m->saturated, m->lost);
+	       " + dropped %" PRIu64 " (saturated %" PRIu64 ", lost %" PRIu64 "); %" PRIu64
+	       " for time in the kernel\n",
+	       m->taken, m->counted, m->outside, m->saturated + m->lost, m->saturated, m->lost,
+	       m->system);
 	printf("rate %u Hz asked, %.0f observed; %" PRIu64 " thread%s sampled", m->hz,
 	       m->cpu_ns ? m->observed * 1e9 / m->cpu_ns : 0.0, m->threads,
 	       m->threads == 1 ? "" : "s");
 	if (m->threads_unsampled)
 		printf(" (%" PRIu64 " could not be)", m->threads_unsampled);
+	if (m->threads_fallback)
+		printf(" (%" PRIu64 " by timer: no perf event)", m->threads_fallback);
 	printf("; backend %s%s\n", backend_name(m->backend),
 	       m->no_kernel ? " (kernel time not seen)" : "");
 	if (m->unfinished)
@@ -226,10 +230,10 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 	} else if (opt->fmt == FMT_JSON) {
 		printf("{\"samples\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"outside\":%" PRIu64
 		       ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cpu_seconds\":%.6f"
-		       ",\"hz\":%u,\"observed\":%" PRIu64 ",\"backend\":\"%s\",\"threads\":%" PRIu64
+		       ",\"system\":%" PRIu64 ",\"hz\":%u,\"observed\":%" PRIu64 ",\"backend\":\"%s\",\"threads\":%" PRIu64
 		       ",\"files\":%u,\"rows\":[",
 		       m->counted, m->taken, m->outside, m->saturated, m->lost, m->cpu_ns / 1e9,
-		       m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
+		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
 	} else {
 		header(m, each);
 		printf("%7s %7s %9s %9s  %-*s %s\n", "self%", "cumul%", "self s", "samples",

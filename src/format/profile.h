@@ -57,7 +57,10 @@ struct profile_header {
 	uint64_t observed;
 	uint64_t cpu_ns;
 	uint64_t run_id;	/* the profil run that made it, or 0 */
-	uint64_t reserved[8];
+	uint64_t system;	/* of taken: for time in the kernel */
+	uint32_t threads_fallback; /* perf threads given a timer instead */
+	uint32_t reserved0;
+	uint64_t reserved[6];
 	char command[256];	/* argv[0] of the program, NUL-terminated */
 };
 

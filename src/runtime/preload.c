@@ -90,6 +90,11 @@ static void publish_stats(struct profile_header *h)
 	h->achieved_hz = cpu_ns ? (uint32_t)(observed * 1000000000.0 / cpu_ns + 0.5) : 0;
 	h->threads = atomic_load(&stats.threads);
 	h->threads_unsampled = atomic_load(&stats.threads_unsampled);
+	h->threads_fallback = atomic_load(&stats.threads_fallback);
+	h->system = atomic_load(&stats.system);
+	h->backend = sampler_backend_in_use();
+	if (sampler_user_only())
+		h->flags |= PROFILE_F_NO_KERNEL;
 	h->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
 }
 
@@ -432,7 +437,6 @@ static void rescan(void)
 
 static void finish(int state)
 {
-	header->backend = sampler_backend_in_use();
 	publish_stats(header);
 	header->state = (uint32_t)state;
 }
