@@ -167,6 +167,8 @@ int model_add_file(struct model *m, const char *path)
 	m->lost += h->lost;
 	m->observed += h->observed;
 	m->cpu_ns += h->cpu_ns;
+	if (extra && h->hz)	/* at the period asked: the best guess there is */
+		m->cpu_ns += (uint64_t)(extra * (1e9 / h->hz));
 	m->threads += h->threads;
 	m->threads_unsampled += h->threads_unsampled;
 	m->threads_fallback += h->threads_fallback;
