@@ -121,9 +121,13 @@ $(B)/tests/unit/%: tests/unit/%.c $(STLIB) $(B)/obj/src/format/gmon_read.o
 	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(B)/obj/src/format/gmon_read.o $(STLIB) \
 		$$(pkg-config --cflags --libs cmocka) -lm
 
-$(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h lib
+# Integration tests compile in the bin arithmetic and the readers of the
+# runtime's own file formats, to read back what they wrote.
+INTEG_WITH := src/common/bins.c
+
+$(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h $(INTEG_WITH) lib
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(TEST_LINK) -lm
+	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(INTEG_WITH) $(TEST_LINK) -lm
 
 # BACKENDS: which backends each integration program runs under (default
 # every one the machine allows; the sanitizer build runs the default).

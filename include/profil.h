@@ -20,6 +20,32 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>	/* brings glibc's <features.h> and __THROW */
+#include <sys/time.h>
+
+/*
+ * struct prof and the PROF_ flags are glibc's, from <sys/profil.h>: take
+ * them from there, so that both headers can be included in either order,
+ * and define the same only where the C library has none.
+ */
+#if defined(__has_include)
+#if __has_include(<sys/profil.h>)
+#include <sys/profil.h>
+#endif
+#endif
+#ifndef _PROFIL_H
+#define _PROFIL_H 1
+struct prof {
+	void *pr_base;			/* the counters */
+	size_t pr_size;			/* their size in bytes */
+	size_t pr_off;			/* pc of the first counter */
+	unsigned long int pr_scale;	/* as profil's scale */
+};
+enum {
+	PROF_USHORT = 0,		/* 16-bit counters (the default) */
+	PROF_UINT = 1 << 0,		/* 32-bit counters */
+	PROF_FAST = 1 << 1		/* accepted; the rate is profil_set_hz's */
+};
+#endif
 
 #ifdef __THROW
 #define PROFIL_THROW __THROW
@@ -49,6 +75,20 @@ extern "C" {
  */
 int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 	   unsigned int scale) PROFIL_THROW;
+
+/*
+ * sprofil - profile into several regions at once (glibc's interface).
+ * profcnt regions, each a histogram like profil's with its own counters
+ * (16 bits, or 32 with PROF_UINT), offset and scale.  A sample goes to
+ * the region with the highest pr_off that holds its pc; a region with
+ * pr_off 0 and pr_scale 2 is the overflow bin, one counter for the
+ * samples no other region holds.  Regions with pr_scale below 2 are
+ * ignored.  tvp, if not NULL, receives the sampling period in force.
+ * profcnt 0 turns profiling off; a call while it is on replaces the
+ * regions.  Returns 0, or -1 with errno EINVAL or EFAULT (sprofil(3)).
+ */
+int sprofil(struct prof *profp, int profcnt, struct timeval *tvp,
+	    unsigned int flags) PROFIL_THROW;
 
 /* Backends that take samples; see profil_set_backend(3). */
 enum profil_backend {

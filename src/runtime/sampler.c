@@ -337,6 +337,22 @@ void sampler_stop(void)
 	pthread_mutex_unlock(&lock);
 }
 
+void sampler_stop_owner(int who)
+{
+	pthread_mutex_lock(&lock);
+	if (sinks_owner() == who) {
+		go_dark();
+		suspended = 0;
+		sinks_replace(NULL);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+uint64_t sampler_period_ns(void)
+{
+	return atomic_load(&period_ns);
+}
+
 int sampler_set_hz(unsigned new_hz)
 {
 	if (new_hz < PROFIL_HZ_MIN || new_hz > PROFIL_HZ_MAX) {

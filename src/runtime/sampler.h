@@ -21,6 +21,12 @@ int sampler_start(struct sink_set *set);
 /* Stop profiling (if on); no sink is written after it returns. */
 void sampler_stop(void);
 
+/* The same, but only if the sinks installed are owner's (enum sink_owner). */
+void sampler_stop_owner(int owner);
+
+/* The sampling period in force, in nanoseconds (1 s / the rate). */
+uint64_t sampler_period_ns(void);
+
 /* Rate and backend for this and later sessions (see profil.h). */
 int sampler_set_hz(unsigned hz);
 int sampler_set_backend(int backend);

@@ -58,4 +58,10 @@ int64_t satadd32(uint32_t *counter, uint32_t w)
 	return (int64_t)new - old;
 }
 
+int64_t satstore64(uint64_t *slot, uint64_t v)
+{
+	__atomic_store_n(slot, v, __ATOMIC_RELAXED);
+	return 0;
+}
+
 #endif

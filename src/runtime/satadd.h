@@ -24,6 +24,12 @@
 int64_t satadd16(uint16_t *counter, uint32_t w);
 int64_t satadd32(uint32_t *counter, uint32_t w);
 
+/*
+ * Store v in *slot (pcsample's array).  Returns 0, or -1 if the slot is
+ * not writable memory.
+ */
+int64_t satstore64(uint64_t *slot, uint64_t v);
+
 /* True if satadd16/satadd32 can recover from a fault on this machine. */
 bool satadd_recovers(void);
 

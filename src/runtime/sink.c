@@ -52,31 +52,72 @@ int sinks_installed(void)
 	return atomic_load(&current) != NULL;
 }
 
+int sinks_owner(void)
+{
+	const struct sink_set *set = atomic_load(&current);
+	return set ? (int)set->owner : -1;
+}
+
 void sinks_after_fork(void)
 {
 	atomic_store(&readers[0], 0);
 	atomic_store(&readers[1], 0);
 }
 
+/* Add weight to counter index of r, and file the outcome. */
+static enum sink_result add_to(const struct region *r, uint64_t index,
+			       uint32_t weight)
+{
+	int64_t added = r->width == 4
+		? satadd32((uint32_t *)r->base + index, weight)
+		: satadd16((uint16_t *)r->base + index, weight);
+	if (added < 0) {
+		stats_add(&stats.lost, weight);
+		return SINK_FAULT;
+	}
+	stats_add(&stats.counted, (uint64_t)added);
+	stats_add(&stats.saturated, weight - (uint64_t)added);
+	return SINK_OK;
+}
+
+/*
+ * Store pc in the next weight free slots of r.  A slot index is claimed
+ * with one atomic addition, so threads never share a slot; the index may
+ * run past the end, and the samples that find no slot are saturated.
+ */
+static enum sink_result store_pcs(const struct region *r, uintptr_t pc,
+				  uint32_t weight)
+{
+	uint64_t first = atomic_fetch_add(r->next, weight);
+	uint64_t stored = 0;
+	for (uint64_t i = first; i < r->ncounters && stored < weight; i++, stored++) {
+		if (satstore64((uint64_t *)r->base + i, pc) < 0) {
+			stats_add(&stats.counted, stored);
+			stats_add(&stats.lost, weight - stored);
+			return SINK_FAULT;
+		}
+	}
+	stats_add(&stats.counted, stored);
+	stats_add(&stats.saturated, weight - stored);
+	return SINK_OK;
+}
+
 static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
 				 uint32_t weight)
 {
+	const struct region *overflow = NULL;
 	for (unsigned i = 0; i < set->nregions; i++) {
 		const struct region *r = &set->regions[i];
 		uint64_t index;
-		if (!bins_index(pc, r->offset, r->scale, r->ncounters, &index))
-			continue;
-		int64_t added = r->width == 4
-			? satadd32((uint32_t *)r->base + index, weight)
-			: satadd16((uint16_t *)r->base + index, weight);
-		if (added < 0) {
-			stats_add(&stats.lost, weight);
-			return SINK_FAULT;
-		}
-		stats_add(&stats.counted, (uint64_t)added);
-		stats_add(&stats.saturated, weight - (uint64_t)added);
-		return SINK_OK;
+		if (r->kind == REGION_PCS)
+			return store_pcs(r, pc, weight);
+		if (r->kind == REGION_OVERFLOW)
+			overflow = r;
+		else if (bins_index(pc, r->offset, r->scale, r->ncounters, &index))
+			return add_to(r, index, weight);
 	}
+	if (overflow)
+		return add_to(overflow, 0, weight);
 	stats_add(&stats.outside, weight);
 	return SINK_OK;
 }

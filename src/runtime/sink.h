@@ -14,17 +14,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+enum region_kind {
+	REGION_BINS,		/* a histogram: counter bins_index(pc) */
+	REGION_OVERFLOW,	/* one counter for the pcs no histogram holds */
+	REGION_PCS		/* raw pcs, stored in order until full */
+};
+
 struct region {
 	uint64_t offset;	/* pc of the first counter */
-	uint64_t ncounters;
+	uint64_t ncounters;	/* counters, or slots of a REGION_PCS */
 	uint32_t scale;		/* 2 .. 0x10000 */
-	uint32_t width;		/* bytes per counter: 2 or 4 */
+	uint32_t width;		/* bytes per counter: 2 or 4 (8 for pcs) */
 	void *base;		/* the program's counters */
+	enum region_kind kind;
+	_Atomic uint64_t *next;	/* REGION_PCS: the next free slot; it
+				   outlives the set (pcsample reads it) */
 };
+
+/* Which call installed a set, so that each call stops only its own. */
+enum sink_owner { OWNER_PROFIL, OWNER_SPROFIL, OWNER_PCSAMPLE, OWNER_MONITOR };
 
 struct sink_set {
 	unsigned nregions;
-	struct region regions[];	/* highest offset first */
+	enum sink_owner owner;
+	struct region regions[];	/* histograms highest offset first */
 };
 
 /* A new set with room for n regions, or NULL (errno ENOMEM). */
@@ -38,6 +51,9 @@ void sinks_replace(struct sink_set *set);
 
 /* True if a sink set is installed. */
 int sinks_installed(void);
+
+/* The owner of the installed set, or -1 if none (under the sampler's lock). */
+int sinks_owner(void);
 
 /*
  * The read side, for signal handlers: sinks_count() and anything that

@@ -60,7 +60,7 @@ cat > "$tmp/headers.c" <<'C'
 #include <sys/profil.h>
 #include <profil.h>
 #include <unistd.h>
-int main(void) { struct profil_stats st; return profil_get_stats(&st, sizeof st); }
+int main(void) { struct profil_stats st; return profil_get_stats(&st, sizeof st) + sprofil(NULL, 0, NULL, PROF_UINT); }
 C
 cp "$tmp/headers.c" "$tmp/headers.cc"
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
