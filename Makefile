@@ -35,6 +35,8 @@ BASE     := -std=gnu11 $(WARN) -pthread -Iinclude $(SANFLAGS)
 LIBFLAGS := $(BASE) -fPIC -fvisibility=hidden -fno-delete-null-pointer-checks
 
 RUNTIME_SRC := $(wildcard src/runtime/*.c) src/common/bins.c src/format/gmon.c
+# The writers of the runtime's own formats (their readers are the command's).
+RUNTIME_SRC += src/format/loadmap.c src/format/pcsfile.c
 RUNTIME_ASM := $(wildcard src/runtime/*_$(shell uname -m).S)
 RUNTIME_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(RUNTIME_SRC)) \
                $(patsubst %.S,$(B)/obj/%.o,$(RUNTIME_ASM))
@@ -123,7 +125,7 @@ $(B)/tests/unit/%: tests/unit/%.c $(STLIB) $(B)/obj/src/format/gmon_read.o
 
 # Integration tests compile in the bin arithmetic and the readers of the
 # runtime's own file formats, to read back what they wrote.
-INTEG_WITH := src/common/bins.c
+INTEG_WITH := src/common/bins.c src/format/loadmap_read.c src/format/pcsfile_read.c
 
 $(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h $(INTEG_WITH) lib
 	@mkdir -p $(dir $@)
@@ -184,6 +186,8 @@ uninstall:
 	      $(DESTDIR)$(MANDIR)/man1/profil.1 $(DESTDIR)$(MANDIR)/man5/profil.5
 	for page in man/man3/*.3; do \
 		rm -f $(DESTDIR)$(MANDIR)/man3/$${page##*/}; done
+	for page in man/man5/*.5; do \
+		rm -f $(DESTDIR)$(MANDIR)/man5/$${page##*/}; done
 
 clean:
 	rm -rf build

@@ -90,6 +90,23 @@ int profil(unsigned short *buf, size_t bufsiz, size_t offset,
 int sprofil(struct prof *profp, int profcnt, struct timeval *tvp,
 	    unsigned int flags) PROFIL_THROW;
 
+/*
+ * pcsample - store the raw pc of every sample of every thread in samples,
+ * in order, until nsamples are stored (Solaris).  nsamples 0 stops.
+ * Returns the number stored in the array of the previous call (0 if
+ * there was none), or -1 with errno EINVAL (nsamples negative) or
+ * EFAULT (samples is not writable memory).  See pcsample(3).
+ */
+long pcsample(uintptr_t samples[], long nsamples) PROFIL_THROW;
+
+/*
+ * profil_pcsample_save - write nsamples pcs and the load map of the
+ * process to path, in the format of pcsample(5), for profil report.
+ * Returns 0, or -1 with errno (EEXIST: path exists and is not replaced).
+ */
+int profil_pcsample_save(const char *path, const uintptr_t samples[],
+			 long nsamples) PROFIL_THROW;
+
 /* Backends that take samples; see profil_set_backend(3). */
 enum profil_backend {
 	PROFIL_BACKEND_AUTO = 0,	/* the first that works here */

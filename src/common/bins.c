@@ -57,3 +57,16 @@ uint64_t bins_count_for_range(uint64_t low, uint64_t high, uint32_t scale)
 		return 0;
 	return last + 1;
 }
+
+uint32_t bins_scale_for_range(uint64_t low, uint64_t high, uint64_t ncounters)
+{
+	if (high <= low || ncounters == 0)
+		return 0;
+	/* The last pc must map below ncounters: half * scale < ncounters * 65536. */
+	uint64_t half = (high - 1 - low) / 2;
+	if (half == 0)
+		return BINS_SCALE_ONE;
+	unsigned __int128 limit = ((unsigned __int128)ncounters << 16) - 1;
+	unsigned __int128 scale = limit / half;
+	return scale >= BINS_SCALE_ONE ? BINS_SCALE_ONE : (uint32_t)scale;
+}

@@ -59,4 +59,13 @@ bool bins_last_pc(uint64_t index, uint64_t offset, uint32_t scale,
  */
 uint64_t bins_count_for_range(uint64_t low, uint64_t high, uint32_t scale);
 
+/*
+ * bins_scale_for_range - the largest scale, at most BINS_SCALE_ONE, with
+ * which ncounters counters hold every pc in [low, high): the finest
+ * histogram that fits.  0 if none does (fewer counters than the range
+ * needs at scale 1).  Writers of a histogram and its readers both call
+ * it, so a file need not carry a scale it can be recomputed from.
+ */
+uint32_t bins_scale_for_range(uint64_t low, uint64_t high, uint64_t ncounters);
+
 #endif

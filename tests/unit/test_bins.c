@@ -426,6 +426,33 @@ static void test_count_for_range(void **state)
 	}
 }
 
+/* The finest scale whose histogram of n counters holds [low, high). */
+static void test_scale_for_range(void **state)
+{
+	(void)state;
+	assert_int_equal(bins_scale_for_range(0x1000, 0x1000, 10), 0);
+	assert_int_equal(bins_scale_for_range(0x1000, 0x2000, 0), 0);
+	assert_int_equal(bins_scale_for_range(0x1000, 0x2000, 0x800), 0x10000);
+	assert_int_equal(bins_scale_for_range(0x1000, 0x2000, 0x400), 0x8010);
+	assert_int_equal(bins_scale_for_range(0x1000, 0x2000, 0x7ff), 0xffff);
+	assert_int_equal(bins_scale_for_range(0x1000, 0x1002, 1), 0x10000);
+	for (int k = 0; k < 200000; k++) {
+		uint64_t high, low, i;
+		random_pair(&high, &low);
+		if (high == low)
+			continue;
+		uint64_t n = 1 + random64() % (1u << 20);
+		uint32_t scale = bins_scale_for_range(low, high, n);
+		if (scale == 0) {
+			assert_false(bins_index(high - 1, low, 1, n, &i));
+			continue;
+		}
+		assert_true(bins_count_for_range(low, high, scale) <= n);
+		if (scale < BINS_SCALE_ONE)
+			assert_true(bins_count_for_range(low, high, scale + 1) > n);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_inverse),
 		cmocka_unit_test(test_tiling),
 		cmocka_unit_test(test_count_for_range),
+		cmocka_unit_test(test_scale_for_range),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
