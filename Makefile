@@ -36,7 +36,7 @@ LIBFLAGS := $(BASE) -fPIC -fvisibility=hidden -fno-delete-null-pointer-checks
 
 RUNTIME_SRC := $(wildcard src/runtime/*.c) src/common/bins.c src/format/gmon.c
 # The writers of the runtime's own formats (their readers are the command's).
-RUNTIME_SRC += src/format/loadmap.c src/format/pcsfile.c
+RUNTIME_SRC += src/format/loadmap.c src/format/pcsfile.c src/format/monout.c
 RUNTIME_ASM := $(wildcard src/runtime/*_$(shell uname -m).S)
 RUNTIME_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(RUNTIME_SRC)) \
                $(patsubst %.S,$(B)/obj/%.o,$(RUNTIME_ASM))
@@ -125,7 +125,8 @@ $(B)/tests/unit/%: tests/unit/%.c $(STLIB) $(B)/obj/src/format/gmon_read.o
 
 # Integration tests compile in the bin arithmetic and the readers of the
 # runtime's own file formats, to read back what they wrote.
-INTEG_WITH := src/common/bins.c src/format/loadmap_read.c src/format/pcsfile_read.c
+INTEG_WITH := src/common/bins.c src/format/loadmap_read.c src/format/pcsfile_read.c \
+              src/format/monout_read.c
 
 $(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h $(INTEG_WITH) lib
 	@mkdir -p $(dir $@)

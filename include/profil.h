@@ -107,6 +107,17 @@ long pcsample(uintptr_t samples[], long nsamples) PROFIL_THROW;
 int profil_pcsample_save(const char *path, const uintptr_t samples[],
 			 long nsamples) PROFIL_THROW;
 
+/*
+ * monitor - profile [lowpc, highpc) into buffer, bufsize 16-bit words
+ * (Solaris monitor(3C)): a header and nfunc call-count cells, then a
+ * histogram of the rest.  monitor(NULL, ...) stops and writes mon.out,
+ * or PID.PROGNAME in $PROFDIR; so does exit.  Returns 0, or -1 with
+ * errno (EINVAL, EFAULT, or why the file could not be written).
+ * See monitor(3) and mon.out(5).
+ */
+int monitor(int (*lowpc)(void), int (*highpc)(void), unsigned short *buffer,
+	    size_t bufsize, size_t nfunc) PROFIL_THROW;
+
 /* Backends that take samples; see profil_set_backend(3). */
 enum profil_backend {
 	PROFIL_BACKEND_AUTO = 0,	/* the first that works here */

@@ -52,6 +52,9 @@ struct loadmap_entry *loadmap_decode(const unsigned char **p, const unsigned cha
 				     uint64_t n, const char **why);
 void loadmap_free(struct loadmap_entry *e, uint64_t n);
 
+/* Read a whole file into memory (at most 1 GiB); -1 with *why. */
+int file_slurp(const char *path, unsigned char **data, size_t *len, const char **why);
+
 /* The entry whose [start, end) holds pc, or NULL. */
 const struct loadmap_entry *loadmap_find(const struct loadmap_entry *e, uint64_t n,
 					 uint64_t pc);

@@ -2,8 +2,12 @@
  * loadmap_read.c - decoding a load map (see loadmap.h).  Every length is
  * checked against the end of the input before it is used.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "loadmap.h"
 
@@ -73,4 +77,40 @@ const struct loadmap_entry *loadmap_find(const struct loadmap_entry *e, uint64_t
 		if (pc >= e[i].start && pc < e[i].end)
 			return &e[i];
 	return NULL;
+}
+
+int file_slurp(const char *path, unsigned char **data, size_t *len, const char **why)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		*why = strerror(errno);
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size > (1 << 30)) {
+		*why = S_ISREG(st.st_mode) ? "larger than 1 GiB" : "not a regular file";
+		close(fd);
+		return -1;
+	}
+	size_t size = (size_t)st.st_size, have = 0;
+	unsigned char *buf = malloc(size ? size : 1);
+	if (!buf) {
+		*why = "out of memory";
+		close(fd);
+		return -1;
+	}
+	while (have < size) {
+		ssize_t n = read(fd, buf + have, size - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+	}
+	close(fd);
+	*data = buf;
+	*len = have;	/* a file that shrank is read as it is now */
+	return 0;
 }

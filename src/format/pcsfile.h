@@ -45,7 +45,4 @@ int pcsfile_parse(const unsigned char *data, size_t len, struct pcs_file *f,
 		  const char **why);
 void pcsfile_free(struct pcs_file *f);
 
-/* Read a whole file into memory (at most 1 GiB); -1 with *why. */
-int file_slurp(const char *path, unsigned char **data, size_t *len, const char **why);
-
 #endif

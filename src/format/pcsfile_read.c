@@ -3,12 +3,8 @@
  * checked against the file before anything is allocated or read, so a
  * truncated or hostile file is refused with a reason.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "pcsfile.h"
 
@@ -66,41 +62,5 @@ int pcsfile_parse(const unsigned char *data, size_t len, struct pcs_file *f,
 		f->samples[i] = get64(p + 8 * i);
 	f->objects = objects;
 	f->nobjects = nobjects;
-	return 0;
-}
-
-int file_slurp(const char *path, unsigned char **data, size_t *len, const char **why)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		*why = strerror(errno);
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > (1 << 30)) {
-		*why = S_ISREG(st.st_mode) ? "larger than 1 GiB" : "not a regular file";
-		close(fd);
-		return -1;
-	}
-	size_t size = (size_t)st.st_size, have = 0;
-	unsigned char *buf = malloc(size ? size : 1);
-	if (!buf) {
-		*why = "out of memory";
-		close(fd);
-		return -1;
-	}
-	while (have < size) {
-		ssize_t n = read(fd, buf + have, size - have);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-	}
-	close(fd);
-	*data = buf;
-	*len = have;	/* a file that shrank is read as it is now */
 	return 0;
 }
