@@ -21,7 +21,8 @@ make -s install B="$B" PREFIX="$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$
 make -s install B="$B" PREFIX=/usr DESTDIR="$tmp/dest" >>"$tmp/install.log" 2>&1 || no "make install DESTDIR"
 for f in lib/libprofil.so.1.0.0 lib/libprofil.so.1 lib/libprofil.so lib/libprofil.a \
 	 include/profil.h lib/pkgconfig/profil.pc share/man/man3/profil.3 bin/profil \
-	 share/man/man1/profil.1 share/man/man5/profil.5; do
+	 share/man/man1/profil.1 share/man/man5/profil.5 \
+	 share/man/man3/sprofil.3 share/man/man5/mon.out.5; do
 	[ -e "$tmp/prefix/$f" ] || no "PREFIX install lacks $f"
 	[ -e "$tmp/dest/usr/$f" ] || no "DESTDIR install lacks $f"
 done
@@ -41,12 +42,16 @@ execveat
 execvp
 execvpe
 fexecve
+monitor
+pcsample
 profil
 profil_get_stats
+profil_pcsample_save
 profil_reset_stats
 profil_set_backend
 profil_set_hz
 pthread_create
+sprofil
 LIST
 sort -o "$tmp/expected" "$tmp/expected"
 diff "$tmp/expected" "$tmp/exports" > "$tmp/diff" || { cat "$tmp/diff"; no "exported symbols"; }
