@@ -94,7 +94,7 @@ static struct sink_set *one_region(void *base, uint64_t offset, uint64_t n,
 	struct sink_set *set = sinks_new(1);
 	assert_non_null(set);
 	assert_int_equal(set->nregions, 1);
-	set->regions[0] = (struct region){ offset, n, scale, width, base };
+	set->regions[0] = (struct region){ offset, n, scale, width, base, REGION_BINS, NULL };
 	return set;
 }
 
@@ -201,8 +201,8 @@ static void test_below_every_region(void **state)
 	uint16_t a[8] = { 0 }, b[8] = { 0 }, zero[8] = { 0 };
 	struct sink_set *set = sinks_new(2);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0x3000, 8, 0x10000, 2, a };
-	set->regions[1] = (struct region){ 0x2000, 8, 0x10000, 2, b };
+	set->regions[0] = (struct region){ 0x3000, 8, 0x10000, 2, a, REGION_BINS, NULL };
+	set->regions[1] = (struct region){ 0x2000, 8, 0x10000, 2, b, REGION_BINS, NULL };
 	sinks_replace(set);
 	assert_int_equal(give(0x1fff, 3), SINK_OK);
 	assert_int_equal(give(0, 4), SINK_OK);
@@ -271,9 +271,9 @@ static void test_two_regions(void **state)
 	uint32_t top[2] = { 0 };
 	struct sink_set *set = sinks_new(3);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0x2100, 2, 0x10000, 4, top };
-	set->regions[1] = (struct region){ 0x2000, 4, 0x10000, 2, high };
-	set->regions[2] = (struct region){ 0x1000, 64, 2, 2, low };	/* 64 KiB a counter */
+	set->regions[0] = (struct region){ 0x2100, 2, 0x10000, 4, top, REGION_BINS, NULL };
+	set->regions[1] = (struct region){ 0x2000, 4, 0x10000, 2, high, REGION_BINS, NULL };
+	set->regions[2] = (struct region){ 0x1000, 64, 2, 2, low, REGION_BINS, NULL };	/* 64 KiB a counter */
 	sinks_replace(set);
 	assert_int_equal(give(0x2002, 1), SINK_OK);	/* low and high hold it: high */
 	assert_int_equal(high[1], 1);
@@ -539,6 +539,117 @@ static uint64_t sum16(const uint16_t *c, int n)
 	return s;
 }
 
+/* The overflow bin takes what no histogram holds, wherever it is listed. */
+static void test_overflow(void **state)
+{
+	(void)state;
+	uint16_t hist[4] = { 0 }, over = 0;
+	struct sink_set *set = sinks_new(2);
+	assert_non_null(set);
+	set->regions[0] = (struct region){ 0, 1, 2, 2, &over, REGION_OVERFLOW, NULL };
+	set->regions[1] = (struct region){ 0x1000, 4, 0x10000, 2, hist, REGION_BINS, NULL };
+	sinks_replace(set);
+	assert_int_equal(give(0x1002, 3), SINK_OK);	/* the histogram's, though listed later */
+	assert_int_equal(hist[1], 3);
+	assert_int_equal(give(0x0fff, 5), SINK_OK);
+	assert_int_equal(give(0x1008, 7), SINK_OK);
+	assert_int_equal(give(UINTPTR_MAX, 11), SINK_OK);
+	assert_int_equal(over, 5 + 7 + 11);
+	expect_stats(3 + 5 + 7 + 11, 0, 0, 0);
+	assert_int_equal(give(0, 0x10000), SINK_OK);	/* it saturates too */
+	assert_int_equal(over, 0xffff);
+	expect_stats(3 + 0xffff, 0, 0x10000 + 23 - 0xffff, 0);
+}
+
+/* pcs: in order, one slot per period of weight, then no more. */
+static void test_pcs(void **state)
+{
+	(void)state;
+	uint64_t slots[8] = { 0 };
+	_Atomic uint64_t next = 0;
+	struct sink_set *set = sinks_new(1);
+	assert_non_null(set);
+	set->regions[0] = (struct region){ 0, 6, 0, 8, slots, REGION_PCS, &next };
+	sinks_replace(set);
+	assert_int_equal(give(0x10, 1), SINK_OK);
+	assert_int_equal(give(0x20, 3), SINK_OK);
+	assert_int_equal(give(0x30, 4), SINK_OK);	/* 2 fit */
+	assert_int_equal(give(0x40, 1), SINK_OK);	/* full */
+	uint64_t want[8] = { 0x10, 0x20, 0x20, 0x20, 0x30, 0x30, 0, 0 };
+	assert_memory_equal(slots, want, sizeof want);
+	expect_stats(6, 0, 2 + 1, 0);
+	assert_true(atomic_load(&next) >= 6);
+}
+
+struct filler {
+	uint64_t pc;
+	int n;
+};
+
+static void *fill(void *p)
+{
+	struct filler *f = p;
+	for (int i = 0; i < f->n; i++)
+		count(f->pc, 1);
+	return NULL;
+}
+
+/* Threads racing for slots: each slot is stored once, none is lost. */
+static void test_pcs_threads(void **state)
+{
+	(void)state;
+	enum { THREADS = 4, EACH = 20000, SLOTS = 70000 };
+	uint64_t *slots = calloc(SLOTS, sizeof *slots);
+	_Atomic uint64_t next = 0;
+	struct sink_set *set = sinks_new(1);
+	assert_non_null(set);
+	set->regions[0] = (struct region){ 0, SLOTS, 0, 8, slots, REGION_PCS, &next };
+	sinks_replace(set);
+	pthread_t t[THREADS];
+	struct filler f[THREADS];
+	for (int i = 0; i < THREADS; i++) {
+		f[i] = (struct filler){ 0x1000u * (i + 1), EACH };
+		pthread_create(&t[i], NULL, fill, &f[i]);
+	}
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	uint64_t seen[THREADS] = { 0 };
+	for (int i = 0; i < SLOTS; i++) {
+		assert_true(slots[i] >= 0x1000 && slots[i] <= 0x1000u * THREADS && slots[i] % 0x1000 == 0);
+		seen[slots[i] / 0x1000 - 1]++;
+	}
+	uint64_t sum = 0;
+	for (int i = 0; i < THREADS; i++)
+		sum += seen[i];
+	assert_int_equal(sum, SLOTS);
+	assert_int_equal(atomic_load(&stats.counted), SLOTS);
+	assert_int_equal(atomic_load(&stats.saturated), THREADS * EACH - SLOTS);
+	free(slots);
+}
+
+/* A pcs array taken away: lost, and the caller told. */
+static void test_pcs_fault(void **state)
+{
+	(void)state;
+	faults_recovered();
+	uint64_t *c = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(c != MAP_FAILED);
+	_Atomic uint64_t next = 0;
+	struct sink_set *set = sinks_new(1);
+	assert_non_null(set);
+	set->regions[0] = (struct region){ 0, 16, 0, 8, c, REGION_PCS, &next };
+	sinks_replace(set);
+	assert_int_equal(give(0x77, 1), SINK_OK);
+	assert_int_equal(mprotect(c, (size_t)page, PROT_READ), 0);
+	assert_int_equal(give(0x78, 3), SINK_FAULT);
+	expect_stats(1, 0, 0, 3);
+	assert_int_equal(c[0], 0x77);
+	assert_int_equal(c[1], 0);
+	sinks_replace(NULL);
+	munmap(c, (size_t)page);
+}
+
 static void test_replace_under_fire(void **state)
 {
 	(void)state;
@@ -625,6 +736,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_width32, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_regions, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fault, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overflow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pcs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pcs_threads, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pcs_fault, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_waits_for_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_after_fork, setup, teardown),
