@@ -74,14 +74,21 @@ int main(void)
 		user += ctext[i];
 	for (size_t i = 0; i < nlibc; i++)
 		inlibc += clibc[i];
-	double seen = (double)user / (user + inlibc), expected = in_user / (in_user + in_read);
+	/* The overflow bin holds the vDSO's clock_gettime, which the read
+	   slices call after every read: their CPU time is in in_read. */
+	double seen = (double)user / (user + inlibc + over);
+	double expected = in_user / (in_user + in_read);
 	printf("program %llu libc %llu overflow %llu: program's share %.3f, CPU says %.3f, "
 	       "difference %+.3f\n", (unsigned long long)user, (unsigned long long)inlibc,
 	       (unsigned long long)over, seen, expected, seen - expected);
 	CHECK(within_error(seen, expected, (double)st.observed, 0.01),
 	      "program's share %.3f, CPU says %.3f", seen, expected);
-	CHECK(over <= (user + inlibc) / 20, "overflow %llu", (unsigned long long)over);
+	/* Everything else went to the overflow bin (under ASan, its read
+	   interceptor runs in libasan). */
+	CHECK(st.outside == 0, "%llu samples outside", (unsigned long long)st.outside);
 	check_stats_add_up(&st);
 	histogram_free(&text);
+	free(clibc);
+	free(ctext);
 	return check_done("sprofil_read");
 }
