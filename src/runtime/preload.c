@@ -492,7 +492,7 @@ static void preload_fork_child(void)
 	for (size_t i = 0; i < n; i++) {
 		const struct profile_segment *h = segs[i].head;
 		set->regions[i] = (struct region){ h->start, h->ncounters, h->scale, 4,
-						   (char *)h + PROFILE_PAGE };
+						   (char *)h + PROFILE_PAGE, REGION_BINS, NULL };
 	}
 	for (size_t i = 1; i < n; i++)
 		for (size_t j = i; j > 0 && set->regions[j].offset > set->regions[j - 1].offset; j--) {
