@@ -70,6 +70,23 @@ static void add_bin(struct object *o, uint64_t first, uint64_t last, uint64_t co
 	o->total += count;
 }
 
+/* For the other input modules (classic.c): see model.h. */
+struct object *model_object(struct model *m, const char *path, const uint8_t *build_id,
+			    unsigned build_id_len, uint64_t bias)
+{
+	return find_object(m, path, build_id, build_id_len, bias, 0);
+}
+
+void model_range(struct object *o, uint64_t vaddr, uint64_t length, uint64_t file_offset)
+{
+	add_range(o, vaddr, length, file_offset);
+}
+
+void model_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count)
+{
+	add_bin(o, first, last, count);
+}
+
 /* The program a gmon.out file profiled: --exe, the NAME of
  * gmon.NAME.PID.out beside it, or a.out as gprof guesses. */
 static int gmon_program(const struct model *m, const char *path, char *out, size_t len)
@@ -138,6 +155,9 @@ static int add_gmon(struct model *m, const char *path)
 
 int model_add_file(struct model *m, const char *path)
 {
+	int classic = model_add_classic(m, path);
+	if (classic != 1)
+		return classic;
 	struct profile p;
 	char why[512];
 	char magic[4];

@@ -54,6 +54,19 @@ struct model {
  */
 int model_add_file(struct model *m, const char *path);
 
+/*
+ * Add a pcsample file or a mon.out (classic.c): 0, -1 after printing why
+ * it cannot be read, or 1 if the file is of neither kind.
+ */
+int model_add_classic(struct model *m, const char *path);
+
+/* The object of that path and build ID, made if new; its bias if made. */
+struct object *model_object(struct model *m, const char *path, const uint8_t *build_id,
+			    unsigned build_id_len, uint64_t bias);
+/* Note an executable range of o, and samples over [first, last]. */
+void model_range(struct object *o, uint64_t vaddr, uint64_t length, uint64_t file_offset);
+void model_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count);
+
 /* Sort and merge the bins; call once every file is in. */
 void model_finish(struct model *m);
 

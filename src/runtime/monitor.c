@@ -123,12 +123,13 @@ static int start(uintptr_t low, uintptr_t high, unsigned short *buffer, size_t b
 		close(dirfd);
 		return -1;
 	}
-	/* Solaris's header, and call-count cells nothing fills here. */
+	/* Solaris's header, call-count cells nothing fills here, and a
+	   histogram from zero: the whole buffer is monitor's. */
 	unsigned char *hdr = (unsigned char *)buffer;
+	memset(hdr, 0, bytes);
 	put64(hdr, low);
 	put64(hdr + 8, high);
 	put64(hdr + 16, nfunc);
-	memset(hdr + MONOUT_HDR, 0, nfunc * MONOUT_CNT);
 	set->owner = OWNER_MONITOR;
 	set->regions[0] = (struct region){
 		.offset = low,

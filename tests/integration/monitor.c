@@ -63,7 +63,9 @@ int main(void)
 	size_t bufsize = (MONOUT_HDR + nfunc * MONOUT_CNT) / 2 + (high - low) / 2 + 1;
 	CHECK(bufsize <= sizeof big / 2, "text too large for the test's buffer");
 
-	/* 1. Start, run, stop: $PROFDIR/PID.monitor. */
+	/* 1. Start, run, stop: $PROFDIR/PID.monitor.  The buffer is
+	   monitor's: what it held before does not count. */
+	memset(big, 0xff, sizeof big);
 	profil_reset_stats();
 	CHECK(monitor(FN(low), FN(high), big, bufsize, nfunc) == 0, "monitor: %s", strerror(errno));
 	double t0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
