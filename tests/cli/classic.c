@@ -37,7 +37,8 @@ int main(int argc, char **argv)
 		perror("work.pcs");
 		return 1;
 	}
-	size_t words = ((size_t)(etext - __executable_start)) / 2 + 64;
+	/* aligned_alloc wants a size that is a multiple of the alignment. */
+	size_t words = (((size_t)(etext - __executable_start)) / 2 + 64 + 3) & ~(size_t)3;
 	unsigned short *buf = aligned_alloc(8, words * 2);
 	if (!buf || monitor((int (*)(void))(uintptr_t)__executable_start,
 			    (int (*)(void))(uintptr_t)etext, buf, words, 0) != 0) {
