@@ -89,5 +89,11 @@ grep -Eq "^ *[0-9.]+% +[0-9]+ +[0-9a-f]+:" ann.txt || no "--annotate has no coun
 "$profil" report --objects "$f" | grep -q "libc.so" || no "--objects"
 "$profil" report --format json "$f" | grep -q '"function":"fnv1a"' || no "--format json"
 
+# -F and --backend reach the runtime, and the file says what was used.
+prun -F 200 --backend timer -o t.prof ./spin 20 2>/dev/null || no "-F 200 --backend timer"
+"$profil" report t.prof > t.txt || no "report t.prof"
+grep -q "rate 200 Hz asked" t.txt || no "-F 200 not recorded: $(sed -n 3p t.txt)"
+grep -q "backend timer" t.txt || no "--backend timer not recorded: $(sed -n 3p t.txt)"
+
 [ $fail -eq 0 ] && echo "cli_run: all checks passed"
 exit $fail

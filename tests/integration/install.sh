@@ -106,5 +106,12 @@ cc $san -std=gnu11 -O2 -pthread -I"$tmp/prefix/include" -o "$tmp/static_threads"
 	tests/integration/split_threads.c "$tmp/prefix/lib/libprofil.a" -lm || no "static link"
 "$tmp/static_threads" > "$tmp/static.log" 2>&1 || { cat "$tmp/static.log"; no "split_threads linked statically"; }
 
+# The installed command preloads the installed library.
+if [ -z "$san" ]; then
+	(cd "$tmp" && "$tmp/prefix/bin/profil" run -o inst.prof "$tmp/which" 2>/dev/null) \
+		|| no "installed profil run: status $?"
+	"$tmp/prefix/bin/profil" report "$tmp/inst.prof" > /dev/null || no "installed profil report"
+fi
+
 [ $fail -eq 0 ] && echo "install: all checks passed"
 exit $fail
