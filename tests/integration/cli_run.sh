@@ -72,10 +72,11 @@ fi
 # Without -g: functions from the symbol table, no lines.  Stripped: the
 # samples are still there, as [unknown] in the program.
 cc -O2 -o spin_nog "$root/tests/cli/spin.c"
-prun -o nog.prof ./spin_nog 60 2>/dev/null || no "spin_nog"
+prun -o nog.prof ./spin_nog 100 2>/dev/null || no "spin_nog"
 "$profil" report --format csv nog.prof > nog.csv || no "report nog"
-within "$(share nog.csv spin_three spin_nog)" 50 10 || no "no -g: spin_three share"
-within "$(share nog.csv spin_one spin_nog)" 16.7 8 || no "no -g: static spin_one share"
+s3=$(share nog.csv spin_three spin_nog); s1=$(share nog.csv spin_one spin_nog)
+within "$s3" 50 10 || { cat nog.csv; no "no -g: spin_three $s3%, expected 50"; }
+within "$s1" 16.7 8 || { cat nog.csv; no "no -g: static spin_one $s1%, expected 16.7"; }
 "$profil" report --lines nog.prof | grep -q "??" || no "no -g: --lines has lines"
 cp spin_nog spin_stripped && strip spin_stripped
 prun -o strip.prof ./spin_stripped 60 2>/dev/null || no "spin_stripped"
