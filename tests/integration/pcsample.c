@@ -2,13 +2,14 @@
  * pcsample: pcs stored in order until the array is full, then no more;
  * the next call returns how many were stored and starts again; several
  * threads share one array without losing or sharing a slot; nsamples 0
- * stops; bad arguments fail with EINVAL or EFAULT; a saved array reads
+ * stops; after fork each process records into its own copy; bad arguments fail with EINVAL or EFAULT; a saved array reads
  * back with the load map that resolves its addresses.
  */
 #include "check.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "../../src/format/pcsfile.h"
 
@@ -92,6 +93,26 @@ int main(void)
 	CHECK(fabs(n * period_seconds() - cpu) <= 0.05 * cpu + 0.02,
 	      "%ld samples for %.3f s of CPU", n, cpu);
 	check_stats_add_up(&st);
+
+	/* After fork, each process goes on into its own copy of the array. */
+	memset(partial, 0, sizeof partial);
+	CHECK(pcsample(partial, 100000) == 0, "before fork");
+	burn(work_a, 0.05);
+	fflush(stdout);
+	pid_t child = fork();
+	burn(child == 0 ? work_b : work_solo, 0.2);
+	n = pcsample(NULL, 0);
+	long mine = 0;
+	for (long i = 0; i < n; i++)
+		mine += child == 0 ? IN(b, partial[i]) : IN(solo, partial[i]);
+	if (child == 0)
+		_exit(n > 0 && partial[n - 1] != 0 && mine >= 100 ? 0 : 1);
+	int status;
+	CHECK(waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child did not record its own samples");
+	CHECK(mine >= 100 && partial[n - 1] != 0, "parent after fork: %ld of %ld its own", mine, n);
+	for (long i = 0; i < n; i++)
+		CHECK(!IN(b, partial[i]), "the child's sample in the parent's array");
 
 	/* 4. Errors, and pcsample stops only its own profile. */
 	CHECK(call_pcsample(full, -1) == -1 && errno == EINVAL, "nsamples -1");
