@@ -63,7 +63,7 @@ struct ring {
 	int fd;			/* -1: a free entry */
 	int dead;		/* its thread has exited (POLLHUP) */
 	uint64_t serial;	/* tells a reused entry from the one polled */
-	uint64_t got;		/* samples the ring has accounted for */
+	uint64_t got;		/* samples of the ring the sampler took */
 	int reckon;		/* owed samples can be reckoned (one period) */
 	size_t map_size;
 	struct perf_ring r;
@@ -119,7 +119,9 @@ static void stop_ring(void *arg)
 
 static void take(void *arg, uint64_t ip)
 {
-	sampler_take(session, (uintptr_t)ip, 1, NULL, stop_ring, arg);
+	struct ring *ring = arg;
+	if (sampler_take(session, (uintptr_t)ip, 1, NULL, stop_ring, ring) == TAKE_OK)
+		ring->got++;
 }
 
 /* Under ring_lock. */
@@ -127,8 +129,8 @@ static void drain_one(struct ring *ring)
 {
 	struct ring_drained d;
 	ring_drain(&ring->r, atomic_load(&period_ns), take, ring, &d);
-	sampler_lost(session, d.lost);
-	ring->got += d.samples + d.lost;
+	if (d.lost && sampler_lost(session, d.lost))
+		ring->got += d.lost;
 }
 
 static void drain_all(void)

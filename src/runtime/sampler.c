@@ -106,15 +106,18 @@ out:
 	return result;
 }
 
-void sampler_lost(unsigned gen, uint64_t n)
+int sampler_lost(unsigned gen, uint64_t n)
 {
+	int counted = 0;
 	unsigned token = sinks_enter();
-	if (n && gen == atomic_load(&generation) && atomic_load(&active)
+	if (gen == atomic_load(&generation) && atomic_load(&active)
 	    && !atomic_load(&faulted)) {
 		stats_add(&stats.lost, n);
 		stats_add(&stats.cpu_ns, n * atomic_load_explicit(&period_ns, memory_order_relaxed));
+		counted = 1;
 	}
 	sinks_leave(token);
+	return counted;
 }
 
 static pid_t current_tid(void)

@@ -56,9 +56,10 @@ enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight
 
 /*
  * Count n samples of session generation as taken and lost (a backend
- * that learns of samples the kernel dropped).  Lock-free.
+ * that learns of samples the kernel dropped).  Returns whether they were
+ * counted: not if the session is over.  Lock-free.
  */
-void sampler_lost(unsigned generation, uint64_t n);
+int sampler_lost(unsigned generation, uint64_t n);
 
 /*
  * From a backend's helper thread: sample the threads the sampler has not
