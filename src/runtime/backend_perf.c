@@ -65,6 +65,7 @@ struct ring {
 	uint64_t serial;	/* tells a reused entry from the one polled */
 	uint64_t got;		/* samples of the ring the sampler took */
 	int reckon;		/* owed samples can be reckoned (one period) */
+	uint64_t cpu0;		/* the thread's CPU time when armed */
 	size_t map_size;
 	struct perf_ring r;
 };
@@ -140,6 +141,20 @@ static void drain_all(void)
 			drain_one(&rings[i]);
 }
 
+/* The CPU clock of thread tid, as glibc's pthread_getcpuclockid makes it. */
+static clockid_t thread_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+
+static uint64_t thread_cpu_ns(pid_t tid)
+{
+	struct timespec ts;
+	if (clock_gettime(thread_clock(tid), &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * The periods the event counted and no record stands for: the kernel's
  * timer fired more than a period late and skipped some (a virtual
@@ -148,11 +163,20 @@ static void drain_all(void)
  * as lost, so that taken stands for the thread's CPU time, as under the
  * timer backend.
  */
-static uint64_t owed(struct ring *ring)
+static uint64_t owed(struct ring *ring, pid_t tid)
 {
 	uint64_t count;
 	if (!ring->reckon || read(ring->fd, &count, sizeof count) != sizeof count)
 		return 0;
+	/* In a virtual machine the task clock also runs while the host has
+	   the processor (steal), which the thread's CPU clock leaves out:
+	   no more is owed than the CPU time since arming. */
+	uint64_t cpu = thread_cpu_ns(tid);
+	if (cpu) {
+		cpu = cpu > ring->cpu0 ? cpu - ring->cpu0 : 0;
+		if (cpu < count)
+			count = cpu;
+	}
 	uint64_t due = count / atomic_load(&period_ns);
 	return due > ring->got ? due - ring->got : 0;
 }
@@ -338,6 +362,7 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 		ring->serial = ++next_serial;
 		ring->got = 0;
 		ring->reckon = 1;
+		ring->cpu0 = thread_cpu_ns(tid);
 		ring->map_size = map_size;
 		ring->r.meta = map;
 		ring->r.data = (unsigned char *)map + page_size;
@@ -397,7 +422,7 @@ static uint64_t perf_disarm(struct thread_slot *slot)
 	struct ring *ring = &rings[slot->handle];
 	ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
 	drain_one(ring);
-	uint64_t n = owed(ring);
+	uint64_t n = owed(ring, slot->tid);
 	release(ring);
 	pthread_mutex_unlock(&ring_lock);
 	slot->handle = -1;
