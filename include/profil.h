@@ -118,6 +118,17 @@ int profil_pcsample_save(const char *path, const uintptr_t samples[],
 int monitor(int (*lowpc)(void), int (*highpc)(void), unsigned short *buffer,
 	    size_t bufsize, size_t nfunc) PROFIL_THROW;
 
+/*
+ * The gmon runtime of programs built with cc -pg (see moncontrol(3)):
+ * monstartup starts the histogram of [lowpc, highpc) and the counting
+ * of call arcs (glibc's gcrt1.o calls it at start), moncontrol turns
+ * both off (0) and on again, _mcleanup stops and writes the profile
+ * (gcrt1.o registers it with atexit).  The prototypes are glibc's.
+ */
+void monstartup(unsigned long lowpc, unsigned long highpc) PROFIL_THROW;
+void moncontrol(int mode) PROFIL_THROW;
+void _mcleanup(void) PROFIL_THROW;
+
 /* Backends that take samples; see profil_set_backend(3). */
 enum profil_backend {
 	PROFIL_BACKEND_AUTO = 0,	/* the first that works here */

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "moncontrol.h"
 #include "sampler.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -33,6 +34,7 @@ static void on_thread_exit(void *unused)
 {
 	(void)unused;
 	sampler_thread_end();
+	gmon_thread_end();
 }
 
 static void make_exit_key(void)

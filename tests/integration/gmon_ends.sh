@@ -1,0 +1,59 @@
+#!/bin/sh
+# gmon_ends.sh BUILD - however a -pg program ends, its profile is written
+# whole and gprof reads it: exit, return from main, _exit, SIGTERM,
+# SIGSEGV, abort, exec; the signal still takes its course (same status).
+# SIGKILL after 3 seconds loses at most the last second of samples.
+. "$(dirname "$0")/../gmon/lib.sh"
+
+build work work.c
+cd "$tmp" || exit 1
+ulimit -c 0
+
+check() {	# MODE STATUS
+	rm -f gmon.*
+	./work "$1" > out 2> err
+	status=$?
+	[ "$status" = "$2" ] || fail "$1: exit status $status, not $2"
+	pid=$(sed -n 's/^pid=//p' out)
+	f=gmon.work.$pid.out
+	[ -f "$f" ] || { fail "$1: no $f (there are: $(ls))"; return; }
+	got=$(calls work "$f" counted)
+	[ "$got" = 1000 ] || fail "$1: counted() called $got times in $f, not 1000"
+	t=$(seconds work "$f" spin)
+	awk -v t="$t" 'BEGIN { exit !(t >= 0.2) }' || fail "$1: spin() has $t s, not about 0.3"
+	leftover=$(ls | grep '\.tmp\.' || true)
+	[ -z "$leftover" ] || fail "$1: temporary file left: $leftover"
+	echo "$1: status $status, $f: counted() $got calls, spin() $t s"
+}
+
+check exit 4
+check return 0
+check _exit 3
+check term 143
+# Under AddressSanitizer, SIGSEGV is the sanitizer's: it reports and exits.
+[ -n "$san" ] || check segv 139
+check abort 134
+check exec 0
+
+# SIGKILL: snapshots every second.  The CPU time used is read from /proc
+# just before the kill; the file must hold all but the last second of it.
+rm -f gmon.*
+./work kill > out 2> err &
+pid=$!
+sleep 3
+ticks=$(awk '{ print $14 + $15 }' "/proc/$pid/stat")
+kill -KILL "$pid"
+wait "$pid" 2>/dev/null
+f=gmon.work.$pid.out
+if [ -f "$f" ]; then
+	cpu=$(awk -v t="$ticks" -v hz="$(getconf CLK_TCK)" 'BEGIN { print t / hz }')
+	t=$(total work "$f")
+	c=$(calls work "$f" counted)
+	echo "kill: $cpu s of CPU before SIGKILL, $t s in $f, counted() $c calls"
+	awk -v t="$t" -v c="$cpu" 'BEGIN { exit !(t <= c + 0.05 && t >= c - 1.1 - 0.05 * c) }' ||
+		fail "kill: $t s in the profile for $cpu s of CPU (at most 1 s may be lost)"
+	[ "$c" -gt 0 ] || fail "kill: no calls in $f"
+else
+	fail "kill: no $f after 3 s"
+fi
+done_testing
