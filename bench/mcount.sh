@@ -42,15 +42,15 @@ done
 awk -v n="$N" '
 { k = $1 " " $2; if (!(k in cpu) || $3 < cpu[k]) cpu[k] = $3; rec[k] = $4 }
 END {
-	printf "\nmcount: %d calls per thread, least CPU of the runs\n", n
-	printf "%-16s %7s %10s %12s %12s\n", "tool", "threads", "ns/call", "recorded", "of calls"
+	printf "\nworkload (mcount): leaf() called %d times by each thread; least CPU of the runs\n", n
+	printf "%-16s %7s %12s %12s %9s\n", "tool", "threads", "recorded", "calls", "ns/call"
 	for (t = 1; t <= 2; t++) {
 		b = cpu["bare " t]
 		split("glibc profil", v, " ")
 		for (i = 1; i <= 2; i++) {
 			k = v[i] " " t
-			printf "%-16s %7d %10.2f %12d %12d\n", (v[i] == "glibc" ? "glibc mcount" : "libprofil mcount"),
-			       t, (cpu[k] - b) / (n * t) * 1e9, rec[k], n * t
+			printf "%-16s %7d %12d %12d %9.2f\n", (v[i] == "glibc" ? "glibc mcount" : "libprofil mcount"),
+			       t, rec[k], n * t, (cpu[k] - b) / (n * t) * 1e9
 		}
 	}
 }' results

@@ -144,3 +144,6 @@ END {
 		       (cpu / bare - 1) * 100, (tree / bare_tree - 1) * 100, lost, err
 	}
 }' "$tmp/results"
+
+# The cost of mcount, libprofil's against glibc's (bench/mcount.sh).
+sh "$root/bench/mcount.sh" "$B" $QUICK

@@ -25,6 +25,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -348,11 +349,21 @@ static void after_fork_child(void)
 	for (uint64_t i = 0; i < prof.nbins; i++)
 		__atomic_store_n(&prof.counts[i], 0, __ATOMIC_RELAXED);
 	snap_running = 0;
-	snapshot_start();
+	if (!prof.no_file)
+		snapshot_start();
 }
 
 EXPORT void monstartup(unsigned long lowpc, unsigned long highpc)
 {
+	/* gcrt1.o can call us from libprofil's own _init, before its
+	   constructors: the sampler must be set up first (environment,
+	   fork handlers, which must run before ours). */
+	sampler_init();
+	/* Under `profil run` the preload mode profiles the program, into
+	   the same file name: leave the sampler and the file to it. */
+	const char *run = secure_getenv("PROFIL_RUN");
+	if (run && *run)
+		return;
 	pthread_mutex_lock(&control);
 	if (atomic_load(&state) != OFF || highpc <= lowpc) {
 		pthread_mutex_unlock(&control);
@@ -387,7 +398,8 @@ EXPORT void monstartup(unsigned long lowpc, unsigned long highpc)
 	catch_fatal_signals();
 	atomic_store(&state, STARTED);
 	set_running(1);
-	snapshot_start();
+	if (!prof.no_file)
+		snapshot_start();
 	pthread_mutex_unlock(&control);
 }
 

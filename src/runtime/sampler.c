@@ -525,8 +525,17 @@ static void after_fork_child(void)
 		sinks_replace(NULL);
 }
 
-__attribute__((constructor)) static void sampler_init(void)
+/*
+ * Load-time set-up.  Also called by monstartup: glibc's crti.o makes a
+ * library's own _init call the program's __gmon_start__, which can run
+ * monstartup before any constructor of libprofil.
+ */
+void sampler_init(void)
 {
+	static int done;
+	if (done)
+		return;
+	done = 1;
 	owner = getpid();
 	threads_init();
 	exec_init();
@@ -543,4 +552,9 @@ __attribute__((constructor)) static void sampler_init(void)
 	atomic_store(&period_ns, 1000000000u / hz);
 	if (preload_init)
 		preload_init();
+}
+
+__attribute__((constructor)) static void sampler_ctor(void)
+{
+	sampler_init();
 }

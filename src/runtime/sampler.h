@@ -75,6 +75,9 @@ int threads_create_unsampled(pthread_t *thread, void *(*routine)(void *), void *
 /* Does the backend in use see kernel time?  (PROFIL_STATS_USER_ONLY) */
 int sampler_user_only(void);
 
+/* Load-time set-up; runs once, from a constructor or monstartup. */
+void sampler_init(void);
+
 /* Thread life cycle, from threads.c (never from a signal handler). */
 void sampler_thread_begin(void);
 void sampler_thread_end(void);

@@ -22,6 +22,11 @@ table=$(echo "$out" | awk 'length($0) > 17 && $0 !~ /^(workload|load|tool )/ {
 for row in $rows; do
 	echo "$table" | grep -q "^$row " || { echo "not ok: no row '$row'"; fail=1; }
 done
+# mcount: libprofil's records every call (tool, threads, recorded, calls).
+for t in 1 2; do
+	echo "$table" | awk -v t="$t" '$1 == "libprofil_mcount:" t { found = 1; if ($2 != $3) exit 1 }
+		END { exit !found }' || { echo "not ok: mcount row for $t thread(s) missing or short of calls"; fail=1; }
+done
 # A numeric achieved rate in every row that ran, within reason where known.
 echo "$table" | awk '$2 != "n/a" && $2 !~ /^[0-9]+$/ { print "not ok: row " $1 " says " $2; bad = 1 }
 	$1 == "libprofil_perf:10000" && ($2 < 5000 || $2 > 15000) { print "not ok: perf 10 kHz achieved " $2; bad = 1 }
