@@ -79,6 +79,8 @@ static int by_count(const void *a, const void *b)
 /* Merge rows of the same name and object that the window above missed. */
 static void combine(struct rows *r)
 {
+	if (!r->n)
+		return;
 	qsort(r->v, r->n, sizeof *r->v, by_count);
 	for (size_t i = 0; i < r->n; i++)
 		for (size_t j = i + 1; j < r->n; j++)

@@ -48,6 +48,23 @@ echo "dlopen: lib_a_work $a%, lib_b_work $b%"
 within "$a" 66.7 10 || no "lib_a_work in liba.so: $a%, expected 66.7"
 within "$b" 33.3 10 || no "lib_b_work in libb.so: $b%, expected 33.3"
 
+# A library that opens its plugin by a bare name along its own RUNPATH
+# ($ORIGIN/plugins) finds it under profil run too, and the plugin's
+# samples carry its name.  (Not in the sanitizer build: ASan's own
+# dlopen interceptor loses the caller's RUNPATH, with or without us.)
+[ -z "$asan_pre" ] && mkdir -p rp/lib/plugins
+if [ -d rp ]; then
+	cc -O2 -g -fPIC -shared -DNAME=plug_work -o rp/lib/plugins/libplug.so "$root/tests/cli/dllib.c"
+	cc -O2 -g -fPIC -shared -Wl,--enable-new-dtags,-rpath,'$ORIGIN/plugins' \
+		-o rp/lib/libouter.so "$root/tests/cli/outer.c" -ldl
+	cc -O2 -g -o rp/outermain "$root/tests/cli/outermain.c" -Lrp/lib -louter \
+		-Wl,-rpath,"$tmp/rp/lib"
+	prun -o rp.prof ./rp/outermain 60 2> rp.err \
+		|| { cat rp.err; no "a plugin found by RUNPATH under profil run"; }
+	"$profil" report --format csv rp.prof > rp.csv || no "report rp.prof"
+	within "$(share rp.csv plug_work libplug.so)" 99 2 || no "the plugin's samples: $(cat rp.csv)"
+fi
+
 # A pipeline: one file per process, and they add up.
 prun sh -c "./spin 40 | cat | (sleep 0; ./spin 20 > /dev/null)" 2>/dev/null \
 	|| no "pipeline: status $?"
