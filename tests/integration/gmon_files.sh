@@ -73,6 +73,27 @@ run start PROFIL_OUT="$tmp/out/taken.gmon" "$tmp/work" exit 0.05
 [ "$(cat out/taken.gmon)" = mine ] || fail "planted file replaced"
 expect "out/taken.gmon.1" 1000 "file planted at the name"
 
+# A set-user-ID program ignores the variables that choose a path: run by
+# nobody, a root-owned set-user-ID copy writes in its start directory,
+# not in PROFDIR nor at GMON_OUT_PREFIX.  Needs root and setpriv.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && [ -z "$san" ]; then
+	mkdir -m 755 suid suidout && chmod 777 suidout && chmod 755 "$tmp"
+	cp work suid/work && chmod 4755 suid/work
+	(cd suidout && PROFDIR="$tmp/profdir" GMON_OUT_PREFIX="$tmp/prefix/suid" \
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/suid/work" exit 0.05 \
+		> "$tmp/stdout" 2> "$tmp/stderr")
+	pid=$(sed -n 's/^pid=//p' "$tmp/stdout")
+	if [ -n "$pid" ]; then
+		[ -z "$(ls profdir | grep "\.$pid\.")$(ls prefix | grep "suid")" ] ||
+			fail "set-user-ID: PROFDIR or GMON_OUT_PREFIX honoured: $(ls profdir prefix)"
+		[ -f "suidout/gmon.work.$pid.out" ] ||
+			fail "set-user-ID: no suidout/gmon.work.$pid.out (there are: $(ls suidout))"
+		echo "set-user-ID: suidout/gmon.work.$pid.out, environment ignored"
+	else
+		echo "set-user-ID: skipped (the program did not run: $(cat "$tmp/stderr"))"
+	fi
+fi
+
 # A directory that cannot be written: one line on stderr, the program
 # carries on and exits as it would.
 if [ "$(id -u)" -ne 0 ]; then

@@ -28,6 +28,13 @@ awk -v t="$t" -v c="$cpu" -v l="$lost" -v o="$outside" -v hz="$hz" 'BEGIN {
 	fail "gprof total $t s is not the process CPU time $cpu s within the sampling error"
 [ "$(calls work "$f" counted)" = 1000 ] || fail "threads: counted() not 1000 calls"
 
+# PROFIL_HZ reaches a -pg program (monstartup runs before libprofil's
+# constructors, from its _init): 500 Hz, so each sample is 2 ms.
+PROFIL_HZ=500 ./work exit 0.1 > out 2> err
+pid=$(sed -n 's/^pid=//p' out)
+gprof -b -p work "gmon.work.$pid.out" | grep -q 'Each sample counts as 0.002 seconds' ||
+	fail "PROFIL_HZ=500 is not the rate in gmon.work.$pid.out"
+
 ./work control 0.2 > out 2> err || fail "work control exited $?"
 pid=$(sed -n 's/^pid=//p' out)
 f=gmon.work.$pid.out
