@@ -10,7 +10,19 @@
 . "$(dirname "$0")/../gmon/lib.sh"
 
 build work work.c
+build work_nopie work.c -no-pie -fno-pie
 cd "$tmp" || exit 1
+
+# Samples land in the right function with and without PIE (the file
+# holds link-time addresses either way).
+for prog in work work_nopie; do
+	"./$prog" exit 0.3 > out 2> err
+	pid=$(sed -n 's/^pid=//p' out)
+	s=$(seconds "$prog" "gmon.$prog.$pid.out" spin)
+	awk -v s="$s" 'BEGIN { exit !(s >= 0.2 && s <= 0.4) }' ||
+		fail "$prog: spin() has $s s of its 0.3"
+	echo "$prog: spin() $s s of 0.3"
+done
 
 ./work threads 0.5 > out 2> err || fail "work threads exited $?"
 pid=$(sed -n 's/^pid=//p' out)
