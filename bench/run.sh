@@ -69,6 +69,7 @@ run() {	# name
 	bare)		set -- "$out/workload-glibc" $N none ;;
 	ring-*)		set -- "$out/workload-ring" $N ring "$hz" ;;
 	perf-*)		set -- env PROFIL_BACKEND=perf "$out/workload-profil" $N profil "$hz" ;;
+	perfnosys-*)	set -- env PROFIL_BACKEND=perf PROFIL_SYSTEM_TIME=0 "$out/workload-profil" $N profil "$hz" ;;
 	timer-*)	set -- env PROFIL_BACKEND=timer "$out/workload-profil" $N profil "$hz" ;;
 	pthreads-*)	set -- env PROFIL_BACKEND=perf "$out/workload-profil" $((N / 3)) threads "$hz" ;;
 	tthreads-*)	set -- env PROFIL_BACKEND=timer "$out/workload-profil" $((N / 3)) threads "$hz" ;;
@@ -95,7 +96,7 @@ run() {	# name
 }
 
 configs="bare timer-100 timer-1000 timer-10000 glibc tthreads-1000"
-[ -n "$ring_ok" ] && configs="$configs ring-1000 ring-10000 ring-20000 perf-1000 perf-10000 perf-20000 pthreads-20000"
+[ -n "$ring_ok" ] && configs="$configs ring-1000 ring-10000 ring-20000 perf-1000 perf-10000 perf-20000 perfnosys-1000 pthreads-20000"
 [ -n "$gperf" ] && configs="$configs gperf-1000 gperf-10000"
 [ -n "$perf_ok" ] && configs="$configs record-1000 record-10000 record-20000"
 
@@ -121,8 +122,8 @@ function cost(name,    o) { o = median(name, 4); return o && least(name, 1) > ba
 { total++; cfg[total] = $1; for (f = 2; f <= 8; f++) val[total, f - 1] = $f }
 END {
 	bare = least("bare", 1); bare_tree = least("bare", 2)
-	n = split("ring-1000 ring-10000 ring-20000 perf-1000 perf-10000 perf-20000 timer-100 timer-1000 timer-10000 glibc gperf-1000 gperf-10000 record-1000 record-10000 record-20000 pthreads-20000 tthreads-1000", order, " ")
-	tools["ring"] = "bare perf ring"; tools["perf"] = "libprofil perf"; tools["timer"] = "libprofil timer"
+	n = split("ring-1000 ring-10000 ring-20000 perf-1000 perf-10000 perf-20000 perfnosys-1000 timer-100 timer-1000 timer-10000 glibc gperf-1000 gperf-10000 record-1000 record-10000 record-20000 pthreads-20000 tthreads-1000", order, " ")
+	tools["ring"] = "bare perf ring"; tools["perf"] = "libprofil perf"; tools["perfnosys"] = "perf, no sys"; tools["timer"] = "libprofil timer"
 	tools["glibc"] = "glibc profil"; tools["gperf"] = "gperftools"; tools["record"] = "perf record"
 	tools["pthreads"] = "2 thr. perf"; tools["tthreads"] = "2 thr. timer"
 	printf "workload: %.2f s of CPU bare; %d runs of each, interleaved: least CPU, median counts\n\n", bare, runs
@@ -143,6 +144,9 @@ END {
 		printf "%-16s %6s %9.0f %9.0f %7s %7.2f %7.2f %7s %9s\n", tools[tool], asked, o / cpu, ns, xf,
 		       (cpu / bare - 1) * 100, (tree / bare_tree - 1) * 100, lost, err
 	}
+	if (present("perf-1000") && present("perfnosys-1000"))
+		printf "\nsystem-time timer (perf backend, 1000 Hz): %+.2f%% CPU against PROFIL_SYSTEM_TIME=0\n",
+		       (least("perf-1000", 1) / least("perfnosys-1000", 1) - 1) * 100
 }' "$tmp/results"
 
 # The cost of mcount, libprofil's against glibc's (bench/mcount.sh).

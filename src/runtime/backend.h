@@ -27,7 +27,8 @@ struct thread_slot {
 struct backend {
 	const char *name;
 	int id;		/* enum profil_backend */
-	int user_only;	/* blind to time spent in the kernel */
+	/* Is the backend blind to time spent in the kernel?  (NULL: no) */
+	int (*user_only)(void);
 
 	/*
 	 * Process-wide set-up before the first thread is armed (signal
@@ -68,6 +69,15 @@ struct backend {
 };
 
 extern const struct backend backend_timer;
+/*
+ * For a user-only backend, with backend_timer open: a slow CPU-time
+ * timer for thread tid that charges only the thread's system time, in
+ * the sampler's periods, to the pc it interrupts.  Released with
+ * backend_timer.disarm(slot).  Returns 0 or a negative errno.
+ */
+int timer_arm_system(struct thread_slot *slot, pid_t tid);
+/* The periods of system time such a timer has charged. */
+uint64_t timer_system_charged(const struct thread_slot *slot);
 extern const struct backend backend_perf;
 
 #endif

@@ -26,7 +26,10 @@
  *
  * Samples the kernel drops (PERF_RECORD_LOST) or does not take while it
  * throttles the event are counted as lost.  Kernel time is invisible to
- * a user-only event: the sampler reports PROFIL_STATS_USER_ONLY.
+ * a user-only event, so each thread also gets a slow CPU-time timer from
+ * backend_timer (timer_arm_system) that charges the thread's system time
+ * to the pc where it finds the thread; where that timer cannot be had,
+ * the sampler reports PROFIL_STATS_USER_ONLY.
  *
  * Nothing here runs in a signal handler.  The hooks run under the
  * sampler's lock; ring_lock guards the ring table against the drain
@@ -66,6 +69,8 @@ struct ring {
 	uint64_t got;		/* samples of the ring the sampler took */
 	int reckon;		/* owed samples can be reckoned (one period) */
 	uint64_t cpu0;		/* the thread's CPU time when armed */
+	int has_system_timer;
+	struct thread_slot system_timer;	/* charges its kernel time */
 	size_t map_size;
 	struct perf_ring r;
 };
@@ -78,7 +83,8 @@ static uint64_t next_serial;
 static unsigned session;	/* generation of the open session */
 static unsigned session_hz;
 static _Atomic uint64_t period_ns;
-static int timer_opened;	/* for threads that fell back */
+static int timer_opened;	/* for system time, and threads that fell back */
+static int system_blind;	/* a thread has no system-time timer */
 static size_t page_size;
 
 static pthread_t drainer;
@@ -159,11 +165,12 @@ static uint64_t thread_cpu_ns(pid_t tid)
  * The periods the event counted and no record stands for: the kernel's
  * timer fired more than a period late and skipped some (a virtual
  * machine under load), the tail since the last record, and time in the
- * kernel, which a user-only event never samples.  The sampler takes them
+ * kernel, which a user-only event never samples, less the system periods
+ * the thread's system-time timer charged (system).  The sampler takes them
  * as lost, so that taken stands for the thread's CPU time, as under the
  * timer backend.
  */
-static uint64_t owed(struct ring *ring, pid_t tid)
+static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system)
 {
 	uint64_t count;
 	if (!ring->reckon || read(ring->fd, &count, sizeof count) != sizeof count)
@@ -177,8 +184,8 @@ static uint64_t owed(struct ring *ring, pid_t tid)
 		if (cpu < count)
 			count = cpu;
 	}
-	uint64_t due = count / atomic_load(&period_ns);
-	return due > ring->got ? due - ring->got : 0;
+	uint64_t due = count / atomic_load(&period_ns), got = ring->got + system;
+	return due > got ? due - got : 0;
 }
 
 static void release(struct ring *ring)
@@ -284,6 +291,9 @@ static int perf_open(unsigned hz, unsigned generation)
 		return -r;
 	}
 	drainer_owner = getpid();
+	system_blind = 0;
+	if (sampler_system_time() && !timer_opened && backend_timer.open(hz, generation) == 0)
+		timer_opened = 1;
 	/* arm() must know its tid before the first thread is armed. */
 	while (atomic_load(&drainer_tid) == 0)
 		sched_yield();
@@ -375,6 +385,15 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 		close(fd);
 		return arm_fallback(slot, tid);
 	}
+	struct thread_slot system_timer = { 0 };
+	int has_system_timer = timer_opened && sampler_system_time()
+			       && timer_arm_system(&system_timer, tid) == 0;
+	if (!has_system_timer)
+		system_blind = 1;
+	pthread_mutex_lock(&ring_lock);
+	rings[i].has_system_timer = has_system_timer;
+	rings[i].system_timer = system_timer;
+	pthread_mutex_unlock(&ring_lock);
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	slot->tid = tid;
 	slot->handle = (int)i;
@@ -422,7 +441,13 @@ static uint64_t perf_disarm(struct thread_slot *slot)
 	struct ring *ring = &rings[slot->handle];
 	ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
 	drain_one(ring);
-	uint64_t n = owed(ring, slot->tid);
+	uint64_t system = 0;
+	if (ring->has_system_timer) {
+		backend_timer.disarm(&ring->system_timer);
+		system = timer_system_charged(&ring->system_timer);
+	}
+	ring->has_system_timer = 0;
+	uint64_t n = owed(ring, slot->tid, system);
 	release(ring);
 	pthread_mutex_unlock(&ring_lock);
 	slot->handle = -1;
@@ -452,6 +477,8 @@ static void perf_forget(struct thread_slot *slot)
 		backend_timer.forget(slot);
 		return;
 	}
+	/* Timers are not inherited across fork: the child has none. */
+	rings[slot->handle].has_system_timer = 0;
 	close(rings[slot->handle].fd);
 	rings[slot->handle].fd = -1;
 	slot->handle = -1;
@@ -474,10 +501,15 @@ static void perf_close(void)
 	timer_opened = 0;
 }
 
+static int perf_user_only(void)
+{
+	return !timer_opened || !sampler_system_time() || system_blind;
+}
+
 const struct backend backend_perf = {
 	.name = "perf",
 	.id = PROFIL_BACKEND_PERF,
-	.user_only = 1,
+	.user_only = perf_user_only,
 	.open = perf_open,
 	.arm = perf_arm,
 	.alive = perf_alive,

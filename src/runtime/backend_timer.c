@@ -25,6 +25,12 @@
  * time (RUSAGE_THREAD) at each sample: the periods of system time not
  * yet charged are charged to this sample, up to its weight.
  *
+ * A user-only backend (perf with exclude_kernel) sees no kernel time, so
+ * it gives each thread a second, slow timer of this kind as well
+ * (timer_arm_system): every SYSTEM_INTERVAL of the thread's CPU time its
+ * signal charges the system time the thread used since the last one, in
+ * the sampler's periods, to the pc it interrupts, and nothing else.
+ *
  * on_sample() is a signal handler: async-signal-safe, lock-free, no
  * malloc, no stdio, no locks.  The other functions run under the
  * sampler's lock.
@@ -54,6 +60,14 @@ static uint64_t period_ns;
 /* Samples delivered to each thread armed in this session, by arm order. */
 #define MAX_TALLIES (1u << 20)
 #define NO_TALLY UINT32_MAX
+/* In a signal's tally: the timer only charges system time. */
+#define SYSTEM_ONLY 0x80000000u
+/*
+ * 100 times a CPU-second: a signal costs 5-12 us here, so at most about
+ * 0.1% of the thread's time; the system time of each 10 ms goes to the
+ * pc where the signal finds the thread.
+ */
+#define SYSTEM_INTERVAL_NS 10000000L
 static _Atomic uint64_t *tallies;
 static uint32_t next_tally;
 /* Periods of each thread's system time charged so far, plus one (0: the
@@ -73,7 +87,10 @@ static void stop_timer(void *timer)
 	syscall(SYS_timer_settime, (int)(intptr_t)timer, 0, &zero, NULL);
 }
 
-/* Of weight periods just sampled, how many were spent in the kernel. */
+/*
+ * Of weight periods just sampled, how many were spent in the kernel;
+ * with weight 0, how many are pending, without charging them.
+ */
 static uint32_t system_share(uint32_t tally, uint32_t weight)
 {
 	struct rusage ru;
@@ -89,9 +106,60 @@ static uint32_t system_share(uint32_t tally, uint32_t weight)
 		*charged = now;
 		return 0;
 	}
-	uint64_t share = now - *charged < weight ? now - *charged : weight;
+	uint64_t pending = now - *charged;
+	if (weight == 0)
+		return pending < UINT32_MAX ? (uint32_t)pending : UINT32_MAX;
+	uint64_t share = pending < weight ? pending : weight;
 	*charged += share;
 	return (uint32_t)share;
+}
+
+/*
+ * Was the thread stopped right after a system call instruction, that is,
+ * is the signal being delivered as the call returns?  Reads the two (or
+ * four) bytes before pc, which are in pc's page, and pc's page is mapped:
+ * the thread was about to execute it.
+ */
+static int after_system_call(uintptr_t pc)
+{
+#if defined(__x86_64__)
+	if ((pc & 4095) < 2)
+		return 0;
+	const unsigned char *p = (const unsigned char *)pc;
+	return p[-2] == 0x0f && p[-1] == 0x05;		/* syscall */
+#elif defined(__aarch64__)
+	if ((pc & 4095) < 4 || (pc & 3))
+		return 0;
+	return *(const uint32_t *)(pc - 4) == 0xd4000001u;	/* svc #0 */
+#else
+	(void)pc;
+	return 1;
+#endif
+}
+
+/*
+ * A timer of timer_arm_system(): the system time since it last charged.
+ * The time goes to a pc that has just made a system call, so that a
+ * thread that alternates between arithmetic and reads does not see the
+ * reads' time charged to the arithmetic where the signal happens to find
+ * it.  Time that builds up without such a pc (page faults, a timer that
+ * keeps finding the thread in user code) goes where the signal lands
+ * once it is SYSTEM_CARRY intervals' worth.
+ */
+#define SYSTEM_CARRY 5
+
+static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, int timer)
+{
+	if (tally >= MAX_TALLIES || !pc)
+		return;
+	uint32_t pending = system_share(tally, 0);
+	if (pending == 0 || (!after_system_call(pc)
+			     && pending * period_ns < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
+		return;
+	uint32_t system = system_share(tally, pending);
+	if (system && sampler_take(generation, pc, system, &tallies[tally], stop_timer,
+				   (void *)(intptr_t)timer) == TAKE_OK)
+		stats_add(&stats.system, system);
 }
 
 static void on_sample(int sig, siginfo_t *info, void *context)
@@ -104,6 +172,12 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
 	uint64_t value = (uintptr_t)info->si_value.sival_ptr;
 	uint32_t tally = (uint32_t)value;
+	if (tally != NO_TALLY && (tally & SYSTEM_ONLY)) {
+		on_system_time((unsigned)(value >> 32), pc ? *pc : 0, tally & ~SYSTEM_ONLY,
+			       info->si_timerid);
+		errno = saved_errno;
+		return;
+	}
 	uint32_t system = tally < MAX_TALLIES ? system_share(tally, weight) : 0;
 	if (sampler_take((unsigned)(value >> 32), pc ? *pc : 0, weight,
 			 tally < MAX_TALLIES ? &tallies[tally] : NULL,
@@ -213,7 +287,7 @@ static int thread_cpu_ns(pid_t tid, uint64_t *ns)
  * short.  With a uniform phase each thread's expected count is exactly
  * its CPU time over the period.
  */
-static struct itimerspec first_period(pid_t tid)
+static struct itimerspec first_period(pid_t tid, struct itimerspec interval)
 {
 	struct timespec now;
 	clock_gettime(CLOCK_MONOTONIC, &now);
@@ -221,28 +295,34 @@ static struct itimerspec first_period(pid_t tid)
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdu;
 	x ^= x >> 33;
-	uint64_t ns = (uint64_t)period.it_interval.tv_sec * 1000000000u
-		      + (uint64_t)period.it_interval.tv_nsec;
+	uint64_t ns = (uint64_t)interval.it_interval.tv_sec * 1000000000u
+		      + (uint64_t)interval.it_interval.tv_nsec;
 	uint64_t first = 1 + x % ns;
-	struct itimerspec its = period;
+	struct itimerspec its = interval;
 	its.it_value.tv_sec = (time_t)(first / 1000000000u);
 	its.it_value.tv_nsec = (long)(first % 1000000000u);
 	return its;
 }
 
-static int timer_arm(struct thread_slot *slot, pid_t tid)
+/* A timer on tid's CPU clock whose signals carry tally. */
+static int create_timer(pid_t tid, uint32_t tally, int *id)
 {
-	uint32_t tally = next_tally < MAX_TALLIES ? next_tally++ : NO_TALLY;
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = timer_signal;
 	sev.sigev_value.sival_ptr = pack_value(session, tally);
 	sev._sigev_un._tid = tid;
-	int id;
-	if (syscall(SYS_timer_create, thread_clock(tid), &sev, &id) != 0)
-		return -errno;
-	struct itimerspec first = first_period(tid);
+	return syscall(SYS_timer_create, thread_clock(tid), &sev, id) != 0 ? -errno : 0;
+}
+
+static int timer_arm(struct thread_slot *slot, pid_t tid)
+{
+	uint32_t tally = next_tally < MAX_TALLIES ? next_tally++ : NO_TALLY;
+	int id, r = create_timer(tid, tally, &id);
+	if (r != 0)
+		return r;
+	struct itimerspec first = first_period(tid, period);
 	uint64_t now = 0;
 	if (thread_cpu_ns(tid, &now) != 0)
 		tally = NO_TALLY;
@@ -261,6 +341,38 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 	return 0;
 }
 
+int timer_arm_system(struct thread_slot *slot, pid_t tid)
+{
+	if (next_tally >= MAX_TALLIES)
+		return -ENOSPC;
+	uint32_t tally = next_tally++;
+	int id, r = create_timer(tid, tally | SYSTEM_ONLY, &id);
+	if (r != 0)
+		return r;
+	struct itimerspec interval = {
+		.it_interval = { 0, SYSTEM_INTERVAL_NS },
+		.it_value = { 0, SYSTEM_INTERVAL_NS },
+	};
+	struct itimerspec first = first_period(tid, interval);
+	if (syscall(SYS_timer_settime, id, 0, &first, NULL) != 0) {
+		int err = errno;
+		syscall(SYS_timer_delete, id);
+		return -err;
+	}
+	slot->tid = tid;
+	slot->handle = id;
+	slot->tally = tally | SYSTEM_ONLY;	/* owes nothing when disarmed */
+	slot->base_ns = 0;
+	slot->fallback = 0;
+	return 0;
+}
+
+uint64_t timer_system_charged(const struct thread_slot *slot)
+{
+	uint32_t tally = slot->tally & ~SYSTEM_ONLY;
+	return tally < MAX_TALLIES ? atomic_load(&tallies[tally]) : 0;
+}
+
 /* A CPU timer whose thread has exited reads as all zeros, even its
  * interval; a thread with the same tid later is a different thread. */
 static int timer_alive(struct thread_slot *slot)
@@ -273,7 +385,7 @@ static int timer_alive(struct thread_slot *slot)
 
 static int timer_set_hz(struct thread_slot *slot, unsigned hz)
 {
-	set_period(hz);
+	set_period(hz);	/* a system-time timer charges in the new periods */
 	if (!slot)
 		return 0;
 	/* Its tally counted periods of the old length: no reckoning of
@@ -285,7 +397,7 @@ static int timer_set_hz(struct thread_slot *slot, unsigned hz)
 static uint64_t timer_disarm(struct thread_slot *slot)
 {
 	uint64_t now, owed = 0;
-	if (slot->tally != NO_TALLY && thread_cpu_ns(slot->tid, &now) == 0
+	if (!(slot->tally & SYSTEM_ONLY) && thread_cpu_ns(slot->tid, &now) == 0
 	    && (int64_t)now > slot->base_ns) {
 		uint64_t due = (uint64_t)((int64_t)now - slot->base_ns) / period_ns;
 		uint64_t got = atomic_load(&tallies[slot->tally]);

@@ -63,6 +63,7 @@ void env_read(struct env_settings *out)
 {
 	out->hz = PROFIL_HZ_DEFAULT;
 	out->backend = PROFIL_BACKEND_AUTO;
+	out->system_time = 1;
 
 	const char *hz = getenv("PROFIL_HZ");
 	if (hz && !env_parse_hz(hz, &out->hz))
@@ -72,4 +73,9 @@ void env_read(struct env_settings *out)
 	if (backend && !env_parse_backend(backend, &out->backend))
 		env_complain("PROFIL_BACKEND", backend,
 			     "not one of auto, perf, timer", "auto");
+	const char *system = getenv("PROFIL_SYSTEM_TIME");
+	if (system && strcmp(system, "0") == 0)
+		out->system_time = 0;
+	else if (system && strcmp(system, "1") != 0)
+		env_complain("PROFIL_SYSTEM_TIME", system, "not 0 or 1", "1");
 }

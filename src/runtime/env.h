@@ -7,6 +7,7 @@
 struct env_settings {
 	unsigned hz;	/* PROFIL_HZ, else PROFIL_HZ_DEFAULT */
 	int backend;	/* PROFIL_BACKEND, else PROFIL_BACKEND_AUTO */
+	int system_time; /* PROFIL_SYSTEM_TIME: 0 or 1, else 1 */
 };
 
 /*

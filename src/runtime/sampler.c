@@ -46,8 +46,9 @@ static const struct backend *const backends[] = {
 static const struct backend *backend;	/* open while active */
 static int wanted = PROFIL_BACKEND_AUTO;
 static int used;			/* id of the backend last opened */
-static int used_user_only;		/* and whether it is blind to kernel time */
+static const struct backend *used_backend;	/* the one last opened */
 static unsigned hz = PROFIL_HZ_DEFAULT;
+static int system_time = 1;		/* PROFIL_SYSTEM_TIME */
 static pid_t owner;			/* the process the session belongs to */
 static int suspended;			/* torn down for an exec that may fail */
 
@@ -256,7 +257,7 @@ static int open_backend(void)
 		if (last == 0) {
 			backend = b;
 			used = b->id;
-			used_user_only = b->user_only;
+			used_backend = b;
 			return 0;
 		}
 		if (wanted != PROFIL_BACKEND_AUTO)
@@ -416,9 +417,14 @@ int sampler_backend_in_use(void)
 	return used;
 }
 
+int sampler_system_time(void)
+{
+	return system_time;
+}
+
 int sampler_user_only(void)
 {
-	return used_user_only;
+	return used_backend && used_backend->user_only && used_backend->user_only();
 }
 
 int sampler_active(void)
@@ -544,6 +550,7 @@ void sampler_init(void)
 	env_read(&env);
 	hz = env.hz;
 	wanted = env.backend;
+	system_time = env.system_time;
 	if (!backend_built(wanted)) {
 		env_complain("PROFIL_BACKEND", getenv("PROFIL_BACKEND"),
 			     "not available in this build", "auto");

@@ -74,6 +74,8 @@ int threads_create_unsampled(pthread_t *thread, void *(*routine)(void *), void *
 
 /* Does the backend in use see kernel time?  (PROFIL_STATS_USER_ONLY) */
 int sampler_user_only(void);
+/* Should a user-only backend charge system time?  (PROFIL_SYSTEM_TIME) */
+int sampler_system_time(void);
 
 /* Load-time set-up; runs once, from a constructor or monstartup. */
 void sampler_init(void);

@@ -10,11 +10,11 @@ rows="libprofil_timer:100 libprofil_timer:1000 libprofil_timer:10000 glibc_profi
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 if [ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ]; then
 	rows="$rows bare_perf_ring:1000 bare_perf_ring:10000 bare_perf_ring:20000"
-	rows="$rows libprofil_perf:1000 libprofil_perf:10000 libprofil_perf:20000 2_thr._perf:20000"
+	rows="$rows libprofil_perf:1000 libprofil_perf:10000 libprofil_perf:20000 perf,_no_sys:1000 2_thr._perf:20000"
 fi
 # Rows as "tool:asked achieved ns x_floor prog tree lost err" (the tool
 # is the first 16 columns).
-table=$(echo "$out" | awk 'length($0) > 17 && $0 !~ /^(workload|load|tool )/ {
+table=$(echo "$out" | awk 'length($0) > 17 && $0 !~ /^(workload|load|tool |system-time)/ {
 	tool = substr($0, 1, 16); sub(/ +$/, "", tool); gsub(/ /, "_", tool)
 	rest = substr($0, 17); split(rest, f, " "); line = tool ":" f[1]
 	for (i = 2; i in f; i++) line = line " " f[i]
