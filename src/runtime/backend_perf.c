@@ -11,7 +11,7 @@
  *
  * One drain thread of libprofil's own (not sampled) waits in poll() on
  * every ring, woken when a ring is half full and at least every 50 ms,
- * and hands each record to sampler_take(): counts are at most ~50 ms
+ * and hands the records to sampler_take_batch(): counts are at most ~50 ms
  * behind (SPEC: 100 ms), and flush() brings them up to date when a
  * session stops or replaces its buffers.  The drain thread also calls
  * sampler_rescan() every 100 ms, which arms threads made without
@@ -48,6 +48,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -124,11 +125,21 @@ static void stop_ring(void *arg)
 	ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
+/* Records handed to the sampler in batches; under ring_lock. */
+static uintptr_t batch[256];
+static size_t nbatch;
+
+static void take_batch(struct ring *ring)
+{
+	ring->got += sampler_take_batch(session, batch, nbatch, stop_ring, ring);
+	nbatch = 0;
+}
+
 static void take(void *arg, uint64_t ip)
 {
-	struct ring *ring = arg;
-	if (sampler_take(session, (uintptr_t)ip, 1, NULL, stop_ring, ring) == TAKE_OK)
-		ring->got++;
+	batch[nbatch++] = (uintptr_t)ip;
+	if (nbatch == sizeof batch / sizeof batch[0])
+		take_batch(arg);
 }
 
 /* Under ring_lock. */
@@ -136,6 +147,7 @@ static void drain_one(struct ring *ring)
 {
 	struct ring_drained d;
 	ring_drain(&ring->r, atomic_load(&period_ns), take, ring, &d);
+	take_batch(ring);
 	if (d.lost && sampler_lost(session, d.lost))
 		ring->got += d.lost;
 }
@@ -198,6 +210,7 @@ static void release(struct ring *ring)
 static void *drain_loop(void *unused)
 {
 	(void)unused;
+	prctl(PR_SET_NAME, "profil-drain");	/* as top -H and ps -L show it */
 	atomic_store(&drainer_tid, (int)gettid());
 	struct pollfd *pfd = NULL;
 	size_t *which = NULL, cap = 0;
@@ -467,6 +480,7 @@ static void perf_child_reset(void)
 {
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	ring_lock = fresh;
+	nbatch = 0;
 }
 
 /* The parent's events and rings: the rings are not mapped in the child

@@ -107,6 +107,37 @@ out:
 	return result;
 }
 
+size_t sampler_take_batch(unsigned gen, const uintptr_t *pcs, size_t n,
+			  void (*stop_self)(void *arg), void *arg)
+{
+	size_t taken = 0;
+	unsigned token = sinks_enter();
+	if (gen != atomic_load(&generation) || !atomic_load(&active))
+		goto out;
+	if (atomic_load(&faulted)) {
+		stop_self(arg);
+		goto out;
+	}
+	while (taken < n) {
+		enum sink_result r = sinks_count(pcs[taken], 1);
+		if (r == SINK_NONE)
+			break;
+		taken++;
+		if (r == SINK_FAULT) {
+			atomic_store(&faulted, 1);
+			stop_self(arg);
+			break;
+		}
+	}
+	stats_add(&stats.observed, taken);
+	stats_add(&stats.cpu_ns, taken * atomic_load_explicit(&period_ns, memory_order_relaxed));
+	if (taken)
+		HOOK(sampled);
+out:
+	sinks_leave(token);
+	return taken;
+}
+
 int sampler_lost(unsigned gen, uint64_t n)
 {
 	int counted = 0;

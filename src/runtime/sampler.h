@@ -55,6 +55,15 @@ enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight
 			      void (*stop_self)(void *arg), void *arg);
 
 /*
+ * n samples of weight 1 at pcs, of one thread, taken as sampler_take()
+ * would take them one by one but with one entry into the sinks' read
+ * side and one update of the statistics (a backend that reads records
+ * in bulk).  Returns how many were taken.  Async-signal-safe, lock-free.
+ */
+size_t sampler_take_batch(unsigned generation, const uintptr_t *pcs, size_t n,
+			  void (*stop_self)(void *arg), void *arg);
+
+/*
  * Count n samples of session generation as taken and lost (a backend
  * that learns of samples the kernel dropped).  Returns whether they were
  * counted: not if the session is over.  Lock-free.

@@ -17,6 +17,7 @@
 #define PROFIL_TEST_CHECK_H
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -271,6 +272,36 @@ static inline int backend_expected(void)
 	if (name && strcmp(name, "perf") == 0)
 		return PROFIL_BACKEND_PERF;
 	return perf_allowed() ? PROFIL_BACKEND_PERF : PROFIL_BACKEND_TIMER;
+}
+
+/*
+ * CPU seconds used so far by libprofil's own threads, which are not
+ * sampled: the perf backend's drain thread, named profil-drain.
+ */
+static inline double helper_cpu_seconds(void)
+{
+	double sum = 0;
+	DIR *dir = opendir("/proc/self/task");
+	struct dirent *d;
+	while (dir && (d = readdir(dir)) != NULL) {
+		char path[300], comm[64] = "";
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (!fgets(comm, sizeof comm, f))
+			comm[0] = '\0';
+		fclose(f);
+		if (strcmp(comm, "profil-drain\n") != 0)
+			continue;
+		pid_t tid = (pid_t)atoi(d->d_name);
+		struct timespec ts;
+		if (clock_gettime((clockid_t)((~(unsigned)tid << 3) | 6u), &ts) == 0)
+			sum += ts.tv_sec + ts.tv_nsec / 1e9;
+	}
+	if (dir)
+		closedir(dir);
+	return sum;
 }
 
 /* The sampling period in force, in seconds. */
