@@ -150,6 +150,7 @@ static int add_gmon(struct model *m, const char *path)
 	m->counted += sum;
 	m->cpu_ns += rate ? (uint64_t)(sum * (1e9 / rate)) : 0;
 	m->nfiles++;
+	m->gmon_files++;
 	return 0;
 }
 

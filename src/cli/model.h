@@ -40,6 +40,7 @@ struct model {
 	size_t nobjects;
 	unsigned nfiles;
 	unsigned unfinished;	/* files of processes that did not exit */
+	unsigned gmon_files;	/* gmon.out files: no statistics but counts */
 	uint32_t hz;
 	int backend;
 	int no_kernel;

@@ -174,6 +174,10 @@ static void header(const struct model *m, double each)
 	       " for time in the kernel\n",
 	       m->taken, m->counted, m->outside, m->saturated + m->lost, m->saturated, m->lost,
 	       m->system);
+	if (m->gmon_files == m->nfiles) {
+		printf("rate %u Hz (gmon.out: no statistics beyond the counts)\n\n", m->hz);
+		return;
+	}
 	printf("rate %u Hz asked, %.0f observed; %" PRIu64 " thread%s sampled", m->hz,
 	       m->cpu_ns ? m->observed * 1e9 / m->cpu_ns : 0.0, m->threads,
 	       m->threads == 1 ? "" : "s");

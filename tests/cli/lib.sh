@@ -16,8 +16,10 @@ within() {
 # their runtime first in the programs it is preloaded into, and those
 # are not built to be leak-checked.
 asan_pre=
+san_cflags=
 if readelf -d "$B/lib/libprofil.so" 2>/dev/null | grep -q libasan; then
 	asan_pre=$(cc -print-file-name=libasan.so)
+	san_cflags="-fsanitize=address,undefined"
 fi
 prun() {
 	if [ -n "$asan_pre" ]; then

@@ -70,6 +70,21 @@ within "${g3:-0}" "$(awk -v a="$a3" -v p="$prog" 'BEGIN { print 100 * a / p }')"
 "$profil" report --format csv --exe ./spin gmon.out > g.csv || no "report of gmon.out"
 [ "$(row g.csv spin_three)" -eq "$(row a.csv spin_three)" ] || no "gmon round trip: spin_three"
 
+# The gmon.out a -pg program linked with libprofil writes at exit: report
+# finds the program beside it by the file's name, gprof agrees.
+cc $san_cflags -O2 -g -pg -o spin_pg "$root/tests/cli/spin.c" -L"$B/lib" -Wl,-rpath,"$B/lib" -lprofil
+ASAN_OPTIONS=detect_leaks=0 ./spin_pg 60 || no "spin_pg: status $?"
+pg=$(ls gmon.spin_pg.*.out 2>/dev/null | head -n 1)
+if [ -n "$pg" ]; then
+	"$profil" report --format csv "$pg" > pg.csv || no "report of a -pg program's $pg"
+	within "$(share pg.csv spin_three spin_pg)" 50 10 || { cat pg.csv; no "-pg: spin_three share"; }
+	gprof -b -p spin_pg "$pg" > pg.txt 2>&1 || no "gprof $pg"
+	within "$(awk '$NF == "spin_three" { print $1 }' pg.txt)" "$(share pg.csv spin_three spin_pg)" 0.5 \
+		|| no "-pg: gprof and profil report disagree"
+else
+	no "spin_pg wrote no gmon.spin_pg.PID.out"
+fi
+
 # Bad uses.
 "$profil" export -o x a.prof 2>err && no "export without --format"
 grep -q "no --format" err || no "export without --format: $(cat err)"
