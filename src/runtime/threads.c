@@ -18,6 +18,40 @@
 #include "moncontrol.h"
 #include "sampler.h"
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
+#define __SANITIZE_ADDRESS__ 1	/* clang's way of saying it */
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+/*
+ * Under AddressSanitizer, ASan's pthread_create comes before ours: the
+ * start routine we wrap is ASan's, so the trampoline runs before ASan
+ * has cleared the shadow of the thread's stack, and a stack reused from
+ * an ended thread can still be marked as that thread's redzones.  Clear
+ * it as ASan would, from the bottom of the stack up to this frame.
+ */
+static void clear_stack_shadow(void)
+{
+	pthread_attr_t attr;
+	void *low;
+	size_t size;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &low, &size) == 0) {
+		char *here = __builtin_frame_address(0);
+		if (here > (char *)low && here <= (char *)low + size)
+			__asan_unpoison_memory_region(low, (size_t)(here - (char *)low));
+	}
+	pthread_attr_destroy(&attr);
+}
+#else
+static void clear_stack_shadow(void)
+{
+}
+#endif
+
 #define EXPORT __attribute__((visibility("default")))
 
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -49,6 +83,7 @@ void threads_init(void)
 
 static void *trampoline(void *p)
 {
+	clear_stack_shadow();
 	struct start start = *(struct start *)p;
 	free(p);
 	pthread_setspecific(exit_key, &exit_key);	/* any non-NULL value */
