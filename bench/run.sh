@@ -28,8 +28,10 @@ trap 'rm -rf "$tmp"' EXIT
 CC=${CC:-cc}
 flags="-std=gnu11 -O2 -pthread"
 # A library built with the sanitizers needs its runtime in the program too.
+sanitized=
 if readelf -d "$B/lib/libprofil.so" 2>/dev/null | grep -q libasan; then
 	flags="$flags -fsanitize=address,undefined"
+	sanitized=1
 fi
 $CC $flags -DWITH_LIBPROFIL -I"$root/include" -o "$out/workload-profil" "$root/bench/workload.c" \
 	-L"$B/lib" -Wl,-rpath,"$(cd "$B/lib" && pwd)" -lprofil || exit 1
@@ -50,6 +52,8 @@ gperf=$(ls /usr/lib/*/libprofiler.so.0 2>/dev/null | head -n 1)
 if [ -z "$gperf" ] && install libgoogle-perftools4; then
 	gperf=$(ls /usr/lib/*/libprofiler.so.0 2>/dev/null | head -n 1)
 fi
+# AddressSanitizer must be the first library loaded: none preloaded before it.
+[ -n "$sanitized" ] && gperf=
 command -v perf >/dev/null 2>&1 || install linux-perf
 perf_ok=
 if command -v perf >/dev/null 2>&1 &&
@@ -132,7 +136,7 @@ END {
 		name = order[k]; tool = name; sub(/-.*/, "", tool); hz = name; sub(/.*-/, "", hz)
 		asked = name == "glibc" ? "fixed" : hz
 		if (!present(name)) {
-			why = tool == "gperf" ? "libprofiler not installed" : tool == "record" ? "perf not usable" : "perf events not allowed"
+			why = tool == "gperf" ? "libprofiler not installed or not usable here" : tool == "record" ? "perf not usable" : "perf events not allowed"
 			printf "%-16s %6s  n/a (%s)\n", tools[tool], asked, why; continue
 		}
 		cpu = least(name, 1); tree = least(name, 2); o = median(name, 4)
