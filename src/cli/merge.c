@@ -24,6 +24,7 @@
 struct mseg {
 	struct profile_segment head;
 	uint64_t *counts;
+	uint64_t *system;	/* system counts, if an input had them */
 };
 
 static struct mseg *find(struct mseg **segs, size_t *n, const struct profile_segment *s)
@@ -44,6 +45,7 @@ static struct mseg *find(struct mseg **segs, size_t *n, const struct profile_seg
 	m->head.size = profile_segment_size(s->ncounters, 8);
 	m->head.flags &= ~PROFILE_SEG_UNMAPPED;
 	m->counts = calloc(s->ncounters ? s->ncounters : 1, sizeof *m->counts);
+	m->system = NULL;
 	if (!m->counts) {
 		error_line("out of memory");
 		exit(2);
@@ -63,13 +65,31 @@ static int put(int fd, const void *data, size_t len, uint64_t off)
 	return 0;
 }
 
+static int put_segment(int fd, const struct profile_segment *head, const uint64_t *counts,
+		       uint64_t at)
+{
+	if (put(fd, head, PROFILE_PAGE, at) != 0)
+		return -1;
+	const size_t per_page = PROFILE_PAGE / sizeof(uint64_t);
+	for (uint64_t k = 0; k < head->ncounters; k += per_page) {
+		size_t cnt = head->ncounters - k < per_page ? head->ncounters - k : per_page;
+		if (put(fd, counts + k, cnt * sizeof(uint64_t),
+			at + PROFILE_PAGE + k * sizeof(uint64_t)) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int write_merged(int fd, struct profile_header *h, struct mseg *segs, size_t n)
 {
 	uint64_t end = PROFILE_PAGE;
-	for (size_t i = 0; i < n; i++)
-		end += segs[i].head.size;
+	uint32_t nfile = 0;
+	for (size_t i = 0; i < n; i++) {
+		end += segs[i].head.size * (segs[i].system ? 2 : 1);
+		nfile += segs[i].system ? 2 : 1;
+	}
 	h->end = end;
-	h->nsegments = (uint32_t)n;
+	h->nsegments = nfile;
 	if (ftruncate(fd, (off_t)end) != 0)
 		return -1;
 	static unsigned char page[PROFILE_PAGE];
@@ -80,16 +100,19 @@ static int write_merged(int fd, struct profile_header *h, struct mseg *segs, siz
 	uint64_t at = PROFILE_PAGE;
 	for (size_t i = 0; i < n; i++) {
 		struct mseg *s = &segs[i];
-		if (put(fd, &s->head, PROFILE_PAGE, at) != 0)
+		if (put_segment(fd, &s->head, s->counts, at) != 0)
 			return -1;
-		const size_t per_page = PROFILE_PAGE / sizeof(uint64_t);
-		for (uint64_t k = 0; k < s->head.ncounters; k += per_page) {
-			size_t cnt = s->head.ncounters - k < per_page ? s->head.ncounters - k : per_page;
-			if (put(fd, s->counts + k, cnt * sizeof(uint64_t),
-				at + PROFILE_PAGE + k * sizeof(uint64_t)) != 0)
-				return -1;
-		}
 		at += s->head.size;
+		if (s->system) {
+			struct profile_segment head = s->head;
+			head.flags |= PROFILE_SEG_SYSTEM;
+			head.counted = 0;
+			for (uint64_t k = 0; k < head.ncounters; k++)
+				head.counted += s->system[k];
+			if (put_segment(fd, &head, s->system, at) != 0)
+				return -1;
+			at += head.size;
+		}
 	}
 	return 0;
 }
@@ -170,6 +193,17 @@ int cmd_merge(int argc, char **argv)
 			struct mseg *m = find(&segs, &nsegs, p.segs[i].head);
 			for (uint64_t k = 0; k < m->head.ncounters; k++)
 				m->counts[k] += profile_count(&p.segs[i], k);
+			if (!p.segs[i].system)
+				continue;
+			if (!m->system)
+				m->system = calloc(m->head.ncounters ? m->head.ncounters : 1,
+						   sizeof *m->system);
+			if (!m->system) {
+				error_line("out of memory");
+				exit(2);
+			}
+			for (uint64_t k = 0; k < m->head.ncounters; k++)
+				m->system[k] += profile_system(&p.segs[i], k);
 		}
 		profile_close(&p);
 	}
@@ -203,8 +237,10 @@ int cmd_merge(int argc, char **argv)
 			}
 		}
 	}
-	for (size_t i = 0; i < nsegs; i++)
+	for (size_t i = 0; i < nsegs; i++) {
 		free(segs[i].counts);
+		free(segs[i].system);
+	}
 	free(segs);
 	return status;
 }

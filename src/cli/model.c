@@ -60,13 +60,14 @@ static void add_range(struct object *o, uint64_t vaddr, uint64_t length, uint64_
 	o->ranges[o->nranges++] = (struct range){ vaddr, length, offset };
 }
 
-static void add_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count)
+static void add_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count,
+		    uint64_t system)
 {
 	if (o->nbins == o->capbins) {
 		o->capbins = o->capbins ? o->capbins * 2 : 256;
 		o->bins = xrealloc(o->bins, o->capbins * sizeof *o->bins);
 	}
-	o->bins[o->nbins++] = (struct bin){ first, last, count };
+	o->bins[o->nbins++] = (struct bin){ first, last, count, system };
 	o->total += count;
 }
 
@@ -84,7 +85,7 @@ void model_range(struct object *o, uint64_t vaddr, uint64_t length, uint64_t fil
 
 void model_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count)
 {
-	add_bin(o, first, last, count);
+	add_bin(o, first, last, count, 0);
 }
 
 /* The program a gmon.out file profiled: --exe, the NAME of
@@ -139,7 +140,7 @@ static int add_gmon(struct model *m, const char *path)
 				continue;
 			uint64_t first = h->low_pc + (uint64_t)(span * k / h->nbins);
 			uint64_t next = h->low_pc + (uint64_t)(span * (k + 1) / h->nbins);
-			add_bin(o, first, next > first ? next - 1 : first, h->counts[k]);
+			add_bin(o, first, next > first ? next - 1 : first, h->counts[k], 0);
 			sum += h->counts[k];
 		}
 	}
@@ -194,6 +195,7 @@ int model_add_file(struct model *m, const char *path)
 	m->threads_unsampled += h->threads_unsampled;
 	m->threads_fallback += h->threads_fallback;
 	m->system += h->system;
+	m->system_files += p.has_system;
 	if (!m->start_ns || h->start_ns < m->start_ns)
 		m->start_ns = h->start_ns;
 	if (h->update_ns > m->end_ns)
@@ -212,7 +214,7 @@ int model_add_file(struct model *m, const char *path)
 			if (!bins_first_pc(k, s->start, s->scale, &first)
 			    || !bins_last_pc(k, s->start, s->scale, &last))
 				continue;
-			add_bin(o, first - s->bias, last - s->bias, c);
+			add_bin(o, first - s->bias, last - s->bias, c, profile_system(v, k));
 		}
 	}
 	profile_close(&p);
@@ -237,7 +239,7 @@ void model_finish(struct model *m)
 		size_t k = 0;
 		for (size_t j = 1; j < o->nbins; j++) {
 			if (o->bins[j].first == o->bins[k].first && o->bins[j].last == o->bins[k].last)
-				o->bins[k].count += o->bins[j].count;
+				o->bins[k].count += o->bins[j].count, o->bins[k].system += o->bins[j].system;
 			else
 				o->bins[++k] = o->bins[j];
 		}

@@ -14,6 +14,7 @@
 struct bin {
 	uint64_t first, last;
 	uint64_t count;
+	uint64_t system;	/* of count, samples for time in the kernel */
 };
 
 /* One executable range of an object, as the histogram covered it. */
@@ -41,6 +42,7 @@ struct model {
 	unsigned nfiles;
 	unsigned unfinished;	/* files of processes that did not exit */
 	unsigned gmon_files;	/* gmon.out files: no statistics but counts */
+	unsigned system_files;	/* files with system counts per pc */
 	uint32_t hz;
 	int backend;
 	int no_kernel;

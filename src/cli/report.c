@@ -27,6 +27,7 @@ struct row {
 	const struct object *object;
 	uint64_t start;		/* the function's start, for sorting ties */
 	uint64_t count;
+	uint64_t system;	/* of count, for time in the kernel */
 };
 
 struct rows {
@@ -63,7 +64,8 @@ static struct row *row_for(struct rows *r, const struct object *o, const char *n
 		r->cap = r->cap ? r->cap * 2 : 256;
 		r->v = xrealloc(r->v, r->cap * sizeof *r->v);
 	}
-	r->v[r->n] = (struct row){ xstrdup(name), function ? xstrdup(function) : NULL, o, start, 0 };
+	r->v[r->n] = (struct row){ xstrdup(name), function ? xstrdup(function) : NULL, o, start,
+				   0, 0 };
 	return &r->v[r->n++];
 }
 
@@ -90,6 +92,7 @@ static void combine(struct rows *r)
 				|| (r->v[j].function && r->v[i].function
 				    && strcmp(r->v[j].function, r->v[i].function) == 0))) {
 				r->v[i].count += r->v[j].count;
+				r->v[i].system += r->v[j].system;
 				r->v[j].count = 0;
 			}
 	qsort(r->v, r->n, sizeof *r->v, by_count);
@@ -127,7 +130,10 @@ static void collect(const struct model *m, struct symbols **syms, const struct o
 		if (!o->total)
 			continue;
 		if (opt->by == BY_OBJECT) {
-			row_for(r, o, o->path, NULL, 0)->count += o->total;
+			struct row *x = row_for(r, o, o->path, NULL, 0);
+			x->count += o->total;
+			for (size_t k = 0; k < o->nbins; k++)
+				x->system += o->bins[k].system;
 			continue;
 		}
 		for (size_t k = 0; k < o->nbins; k++) {
@@ -155,9 +161,13 @@ static void collect(const struct model *m, struct symbols **syms, const struct o
 					snprintf(buf, sizeof buf, "%s:%d", file, line);
 				else
 					snprintf(buf, sizeof buf, "??");
-				row_for(r, o, buf, fname, start)->count += b->count;
+				struct row *x = row_for(r, o, buf, fname, start);
+				x->count += b->count;
+				x->system += b->system;
 			} else {
-				row_for(r, o, fname, NULL, start)->count += b->count;
+				struct row *x = row_for(r, o, fname, NULL, start);
+				x->count += b->count;
+				x->system += b->system;
 			}
 		}
 	}
@@ -231,8 +241,8 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 										: "function";
 	uint64_t cumul = 0;
 	if (opt->fmt == FMT_CSV) {
-		printf("self_percent,cumulative_percent,self_seconds,samples,%s%s,object\n", what,
-		       opt->by == BY_LINE ? ",function" : "");
+		printf("self_percent,cumulative_percent,self_seconds,samples,%s%s,object,"
+		       "system_samples,system_percent\n", what, opt->by == BY_LINE ? ",function" : "");
 	} else if (opt->fmt == FMT_JSON) {
 		printf("{\"samples\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"outside\":%" PRIu64
 		       ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cpu_seconds\":%.6f"
@@ -242,7 +252,7 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
 	} else {
 		header(m, each);
-		printf("%7s %7s %9s %9s  %-*s %s\n", "self%", "cumul%", "self s", "samples",
+		printf("%7s %7s %9s %9s %6s  %-*s %s\n", "self%", "cumul%", "self s", "samples", "sys%",
 		       opt->by == BY_OBJECT ? 0 : 40, what, opt->by == BY_OBJECT ? "" : "object");
 	}
 	int first = 1;
@@ -254,6 +264,14 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			continue;
 		double cpct = 100.0 * cumul / total;
 		const char *obj = base_name(x->object->path);
+		/* The share of the row's samples that stand for kernel time;
+		   unknown (no file had system counts) is "-", or empty. */
+		double spct = x->count ? 100.0 * x->system / x->count : 0.0;
+		char sys[16];
+		if (m->system_files)
+			snprintf(sys, sizeof sys, "%5.1f%%", spct);
+		else
+			snprintf(sys, sizeof sys, "%6s", "-");
 		if (opt->fmt == FMT_CSV) {
 			printf("%.2f,%.2f,%.3f,%" PRIu64 ",", pct, cpct, x->count * each, x->count);
 			csv_field(x->name);
@@ -263,7 +281,10 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			}
 			putchar(',');
 			csv_field(x->object->path);
-			putchar('\n');
+			if (m->system_files)
+				printf(",%" PRIu64 ",%.2f\n", x->system, spct);
+			else
+				printf(",,\n");
 		} else if (opt->fmt == FMT_JSON) {
 			printf("%s{\"self_percent\":%.4f,\"cumulative_percent\":%.4f,"
 			       "\"self_seconds\":%.6f,\"samples\":%" PRIu64 ",\"%s\":",
@@ -275,17 +296,21 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			}
 			printf(",\"object\":");
 			json_string(x->object->path);
-			putchar('}');
+			if (m->system_files)
+				printf(",\"system_samples\":%" PRIu64 ",\"system_percent\":%.4f}",
+				       x->system, spct);
+			else
+				printf(",\"system_samples\":null,\"system_percent\":null}");
 		} else if (opt->by == BY_OBJECT) {
-			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 "  %s\n", pct, cpct, x->count * each,
-			       x->count, x->name);
+			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  %s\n", pct, cpct,
+			       x->count * each, x->count, sys, x->name);
 		} else if (opt->by == BY_LINE) {
-			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 "  %-40s %s (%s)\n", pct, cpct,
-			       x->count * each, x->count, x->name, x->function ? x->function : "",
-			       obj);
+			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  %-40s %s (%s)\n", pct, cpct,
+			       x->count * each, x->count, sys, x->name,
+			       x->function ? x->function : "", obj);
 		} else {
-			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 "  %-40s %s\n", pct, cpct,
-			       x->count * each, x->count, x->name, obj);
+			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  %-40s %s\n", pct, cpct,
+			       x->count * each, x->count, sys, x->name, obj);
 		}
 		first = 0;
 	}

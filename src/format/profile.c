@@ -143,12 +143,29 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 			profile_close(p);	/* why is written */
 			return -1;
 		}
-		p->segs[i].head = s;
-		p->segs[i].counters = (const char *)s + PROFILE_PAGE;
-		for (uint64_t k = 0; k < s->ncounters; k++)
-			p->counted += profile_count(&p->segs[i], k);
 		at += s->size;
-		p->nsegs++;
+		if (s->flags & PROFILE_SEG_SYSTEM) {
+			/* The system counts of the segment before: not a
+			   segment of their own, so no reader counts them twice. */
+			struct profile_seg_view *v = p->nsegs ? &p->segs[p->nsegs - 1] : NULL;
+			if (!v || v->system || v->head->start != s->start
+			    || v->head->ncounters != s->ncounters || v->head->width != s->width
+			    || v->head->scale != s->scale) {
+				return refuse(p, why, len, "corrupt segment at byte %llu: system "
+					    "counts that match no segment before them",
+					    (unsigned long long)(at - s->size));
+			}
+			v->system = (const char *)s + PROFILE_PAGE;
+			p->has_system = 1;
+			for (uint64_t k = 0; k < s->ncounters; k++)
+				p->system += profile_system(v, k);
+			continue;
+		}
+		struct profile_seg_view *v = &p->segs[p->nsegs++];
+		v->head = s;
+		v->counters = (const char *)s + PROFILE_PAGE;
+		for (uint64_t k = 0; k < s->ncounters; k++)
+			p->counted += profile_count(v, k);
 	}
 	/*
 	 * A complete file's counters hold exactly what the header says was

@@ -90,6 +90,7 @@ struct profile_segment {
 #define PROFILE_SEG_UNMAPPED 1u	/* the object was closed (dlclose) */
 #define PROFILE_SEG_MAIN 2u	/* the main executable */
 #define PROFILE_SEG_VDSO 4u	/* the kernel's vDSO: no file */
+#define PROFILE_SEG_SYSTEM 8u	/* the system counts of the segment just before */
 
 _Static_assert(sizeof(struct profile_header) <= PROFILE_PAGE, "header page");
 _Static_assert(sizeof(struct profile_segment) == PROFILE_PAGE, "segment page");
@@ -106,6 +107,8 @@ static inline uint64_t profile_segment_size(uint64_t n, uint32_t width)
 struct profile_seg_view {
 	const struct profile_segment *head;
 	const void *counters;	/* head->ncounters of head->width bytes */
+	const void *system;	/* of those samples, the ones for kernel time
+				   (the same layout), or NULL: none recorded */
 };
 
 struct profile {
@@ -116,6 +119,8 @@ struct profile {
 	size_t nsegs;
 	struct profile_seg_view *segs;
 	uint64_t counted;	/* sum over every counter */
+	uint64_t system;	/* sum over every system count */
+	int has_system;		/* some segment has system counts */
 };
 
 /*
@@ -131,6 +136,15 @@ static inline uint64_t profile_count(const struct profile_seg_view *s, uint64_t 
 {
 	return s->head->width == 8 ? ((const uint64_t *)s->counters)[i]
 				   : ((const uint32_t *)s->counters)[i];
+}
+
+/* System count i of a segment (0 if it has none). */
+static inline uint64_t profile_system(const struct profile_seg_view *s, uint64_t i)
+{
+	if (!s->system)
+		return 0;
+	return s->head->width == 8 ? ((const uint64_t *)s->system)[i]
+				   : ((const uint32_t *)s->system)[i];
 }
 
 /* Is this a profil profile (by its magic)? */

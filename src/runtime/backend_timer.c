@@ -157,9 +157,9 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 			     && pending * period_ns < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
 		return;
 	uint32_t system = system_share(tally, pending);
-	if (system && sampler_take(generation, pc, system, &tallies[tally], stop_timer,
-				   (void *)(intptr_t)timer) == TAKE_OK)
-		stats_add(&stats.system, system);
+	if (system)
+		sampler_take_split(generation, pc, system, system, &tallies[tally], stop_timer,
+				   (void *)(intptr_t)timer);
 }
 
 static void on_sample(int sig, siginfo_t *info, void *context)
@@ -179,10 +179,9 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 		return;
 	}
 	uint32_t system = tally < MAX_TALLIES ? system_share(tally, weight) : 0;
-	if (sampler_take((unsigned)(value >> 32), pc ? *pc : 0, weight,
-			 tally < MAX_TALLIES ? &tallies[tally] : NULL,
-			 stop_timer, (void *)(intptr_t)info->si_timerid) == TAKE_OK)
-		stats_add(&stats.system, system);
+	sampler_take_split((unsigned)(value >> 32), pc ? *pc : 0, weight, system,
+			   tally < MAX_TALLIES ? &tallies[tally] : NULL,
+			   stop_timer, (void *)(intptr_t)info->si_timerid);
 	errno = saved_errno;
 }
 

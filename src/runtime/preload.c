@@ -51,6 +51,8 @@ struct seg {
 	struct profile_segment *head;	/* mapped with its counters */
 	uint64_t size;
 	int unmapped;
+	struct profile_segment *sys;	/* its system counts, or NULL */
+	uint64_t sys_size;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -59,6 +61,7 @@ static int fd = -1;
 static struct profile_header *header;
 static struct seg *segs;
 static size_t nsegs, capacity;
+static uint32_t nfile;		/* segments in the file, system counts too */
 static uint64_t run_id;
 static _Atomic int64_t next_update_ns;
 
@@ -250,8 +253,8 @@ fail:
 	return -1;
 }
 
-/* Append a segment of ncounters counters; NULL if the file cannot grow. */
-static struct profile_segment *append(uint64_t ncounters)
+/* Grow the file by a segment of ncounters counters, mapped; or NULL. */
+static struct profile_segment *grow(uint64_t ncounters)
 {
 	uint64_t size = profile_segment_size(ncounters, 4);
 	uint64_t at = header->end;
@@ -260,18 +263,8 @@ static struct profile_segment *append(uint64_t ncounters)
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
 	if (p == MAP_FAILED)
 		return NULL;
-	if (nsegs == capacity) {
-		size_t n = capacity ? capacity * 2 : 32;
-		struct seg *s = realloc(segs, n * sizeof *s);
-		if (!s) {
-			munmap(p, size);
-			return NULL;
-		}
-		segs = s;
-		capacity = n;
-	}
-	segs[nsegs++] = (struct seg){ .head = p, .size = size };
 	header->end = at + size;
+	nfile++;
 	struct profile_segment *head = p;
 	head->size = size;
 	head->ncounters = ncounters;
@@ -280,11 +273,48 @@ static struct profile_segment *append(uint64_t ncounters)
 	return head;
 }
 
+/* Append a segment of ncounters counters; NULL if the file cannot grow. */
+static struct profile_segment *append(uint64_t ncounters)
+{
+	uint64_t size = profile_segment_size(ncounters, 4);
+	if (nsegs == capacity) {
+		size_t n = capacity ? capacity * 2 : 32;
+		struct seg *s = realloc(segs, n * sizeof *s);
+		if (!s)
+			return NULL;
+		segs = s;
+		capacity = n;
+	}
+	struct profile_segment *head = grow(ncounters);
+	if (head)
+		segs[nsegs++] = (struct seg){ .head = head, .size = size };
+	return head;
+}
+
+/*
+ * Give the last segment, once filled in, a companion right after it that
+ * counts which of its samples stand for kernel time: the same head but
+ * for the flag.  Without room for it the segment just has no split.
+ */
+static void add_system(void)
+{
+	struct seg *s = &segs[nsegs - 1];
+	struct profile_segment *h = grow(s->head->ncounters);
+	if (!h)
+		return;
+	uint64_t size = h->size;
+	memcpy(h, s->head, PROFILE_PAGE);
+	h->size = size;
+	h->flags |= PROFILE_SEG_SYSTEM;
+	s->sys = h;
+	s->sys_size = size;
+}
+
 /* Publish the segments filled in so far: readers see them from now on. */
 static void publish_segments(void)
 {
 	atomic_thread_fence(memory_order_release);
-	header->nsegments = (uint32_t)nsegs;
+	header->nsegments = nfile;
 }
 
 /* ---- Objects. ---- */
@@ -362,6 +392,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 		head->flags = flags;
 		copy(head->path, sizeof head->path, path);
 		build_id(info, head);
+		add_system();
 	}
 	return 0;
 }
@@ -382,27 +413,35 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *data)
 	return pr->found;
 }
 
-/* The sink set: every segment of a mapped object, highest first. */
-static int install_sinks(void)
+static struct region region_of(const struct profile_segment *h, enum region_kind kind)
+{
+	return (struct region){
+		.offset = h->start,
+		.ncounters = h->ncounters,
+		.scale = h->scale,
+		.width = 4,
+		.base = (char *)h + PROFILE_PAGE,
+		.kind = kind,
+	};
+}
+
+/* The sink set: every segment of a mapped object (and its system
+   counts), highest first; NULL (errno ENOMEM) if there is no memory. */
+static struct sink_set *make_set(void)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < nsegs; i++)
-		n += !segs[i].unmapped;
+		n += segs[i].unmapped ? 0 : segs[i].sys ? 2 : 1;
 	struct sink_set *set = sinks_new((unsigned)n);
 	if (!set)
-		return -1;
+		return NULL;
 	size_t k = 0;
 	for (size_t i = 0; i < nsegs; i++) {
 		if (segs[i].unmapped)
 			continue;
-		const struct profile_segment *h = segs[i].head;
-		set->regions[k++] = (struct region){
-			.offset = h->start,
-			.ncounters = h->ncounters,
-			.scale = h->scale,
-			.width = 4,
-			.base = (char *)h + PROFILE_PAGE,
-		};
+		set->regions[k++] = region_of(segs[i].head, REGION_BINS);
+		if (segs[i].sys)
+			set->regions[k++] = region_of(segs[i].sys, REGION_SYSTEM);
 	}
 	for (size_t i = 1; i < n; i++)	/* insertion sort: few regions */
 		for (size_t j = i; j > 0 && set->regions[j].offset > set->regions[j - 1].offset; j--) {
@@ -410,7 +449,13 @@ static int install_sinks(void)
 			set->regions[j] = set->regions[j - 1];
 			set->regions[j - 1] = t;
 		}
-	return sampler_start(set);
+	return set;
+}
+
+static int install_sinks(void)
+{
+	struct sink_set *set = make_set();
+	return set ? sampler_start(set) : -1;
 }
 
 /* Look for new objects and objects gone; restart into the new set. */
@@ -426,6 +471,8 @@ static void rescan(void)
 		if (!pr.found) {
 			segs[i].unmapped = 1;
 			segs[i].head->flags |= PROFILE_SEG_UNMAPPED;
+			if (segs[i].sys)
+				segs[i].sys->flags |= PROFILE_SEG_UNMAPPED;
 			gone = 1;
 		}
 	}
@@ -453,6 +500,7 @@ static void preload_fork_child(void)
 	struct profile_header *old_header = header;
 	segs = NULL;
 	nsegs = capacity = 0;
+	nfile = 0;
 	header = NULL;
 	if (fd >= 0)
 		close(fd);
@@ -471,9 +519,14 @@ static void preload_fork_child(void)
 		uint64_t size = h->size;
 		memcpy(h, o, PROFILE_PAGE);
 		h->size = size;
+		if (old[i].sys)
+			add_system();
 	}
-	for (size_t i = 0; i < nold; i++)
+	for (size_t i = 0; i < nold; i++) {
 		munmap(old[i].head, old[i].size);
+		if (old[i].sys)
+			munmap(old[i].sys, old[i].sys_size);
+	}
 	free(old);
 	if (old_header)
 		munmap(old_header, PROFILE_PAGE);
@@ -483,24 +536,8 @@ static void preload_fork_child(void)
 		return;
 	}
 	publish_segments();
-	size_t n = nsegs;
-	struct sink_set *set = sinks_new((unsigned)n);
-	if (!set) {
-		sinks_replace(NULL);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct profile_segment *h = segs[i].head;
-		set->regions[i] = (struct region){ h->start, h->ncounters, h->scale, 4,
-						   (char *)h + PROFILE_PAGE, REGION_BINS, NULL };
-	}
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && set->regions[j].offset > set->regions[j - 1].offset; j--) {
-			struct region t = set->regions[j];
-			set->regions[j] = set->regions[j - 1];
-			set->regions[j - 1] = t;
-		}
-	sinks_replace(set);
+	struct sink_set *set = make_set();
+	sinks_replace(set);	/* NULL without memory: no more samples */
 }
 
 static void preload_before_exec(void)

@@ -79,6 +79,13 @@ enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight,
 			      _Atomic uint64_t *tally,
 			      void (*stop_self)(void *arg), void *arg)
 {
+	return sampler_take_split(gen, pc, weight, 0, tally, stop_self, arg);
+}
+
+enum take_result sampler_take_split(unsigned gen, uintptr_t pc, uint32_t weight,
+				    uint32_t system, _Atomic uint64_t *tally,
+				    void (*stop_self)(void *arg), void *arg)
+{
 	enum take_result result = TAKE_STALE;
 	unsigned token = sinks_enter();
 	if (gen != atomic_load(&generation) || !atomic_load(&active))
@@ -96,6 +103,10 @@ enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight,
 	if (tally)
 		atomic_fetch_add_explicit(tally, weight, memory_order_relaxed);
 	result = TAKE_OK;
+	if (system && r == SINK_OK) {
+		stats_add(&stats.system, system);
+		sinks_count_system(pc, system);
+	}
 	HOOK(sampled);
 	if (r == SINK_FAULT) {
 		atomic_store(&faulted, 1);

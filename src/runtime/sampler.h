@@ -55,6 +55,14 @@ enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight
 			      void (*stop_self)(void *arg), void *arg);
 
 /*
+ * The same, when system of the weight samples stand for time in the
+ * kernel: they go to stats.system and to the sinks' system counts too.
+ */
+enum take_result sampler_take_split(unsigned generation, uintptr_t pc, uint32_t weight,
+				    uint32_t system, _Atomic uint64_t *tally,
+				    void (*stop_self)(void *arg), void *arg);
+
+/*
  * n samples of weight 1 at pcs, of one thread, taken as sampler_take()
  * would take them one by one but with one entry into the sinks' read
  * side and one update of the statistics (a backend that reads records

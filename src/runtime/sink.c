@@ -1,7 +1,7 @@
 /*
  * sink.c - counting samples into the program's histograms.
  *
- * sinks_count() runs in signal handlers: it is async-signal-safe and
+ * sinks_count() and sinks_count_system() run in signal handlers: it is async-signal-safe and
  * lock-free (no malloc, no stdio, no locks).
  *
  * Replacing the sink set uses two reader counters indexed by the parity
@@ -111,6 +111,8 @@ static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
 		uint64_t index;
 		if (r->kind == REGION_PCS)
 			return store_pcs(r, pc, weight);
+		if (r->kind == REGION_SYSTEM)
+			continue;
 		if (r->kind == REGION_OVERFLOW)
 			overflow = r;
 		else if (bins_index(pc, r->offset, r->scale, r->ncounters, &index))
@@ -142,4 +144,24 @@ enum sink_result sinks_count(uintptr_t pc, uint32_t weight)
 {
 	const struct sink_set *set = atomic_load(&current);
 	return set ? count_in(set, pc, weight) : SINK_NONE;
+}
+
+void sinks_count_system(uintptr_t pc, uint32_t system)
+{
+	const struct sink_set *set = atomic_load(&current);
+	if (!set || !system)
+		return;
+	for (unsigned i = 0; i < set->nregions; i++) {
+		const struct region *r = &set->regions[i];
+		uint64_t index;
+		if (r->kind != REGION_SYSTEM
+		    || !bins_index(pc, r->offset, r->scale, r->ncounters, &index))
+			continue;
+		/* A fault here faulted the histogram too: nothing to add. */
+		if (r->width == 4)
+			satadd32((uint32_t *)r->base + index, system);
+		else
+			satadd16((uint16_t *)r->base + index, system);
+		return;
+	}
 }

@@ -17,7 +17,9 @@
 enum region_kind {
 	REGION_BINS,		/* a histogram: counter bins_index(pc) */
 	REGION_OVERFLOW,	/* one counter for the pcs no histogram holds */
-	REGION_PCS		/* raw pcs, stored in order until full */
+	REGION_PCS,		/* raw pcs, stored in order until full */
+	REGION_SYSTEM		/* like REGION_BINS, but only the samples that
+				   stand for kernel time (sinks_count_system) */
 };
 
 struct region {
@@ -76,6 +78,14 @@ enum sink_result { SINK_OK, SINK_FAULT, SINK_NONE };
  * set is installed (profiling is being turned off): nothing was taken.
  */
 enum sink_result sinks_count(uintptr_t pc, uint32_t weight);
+
+/*
+ * Of weight samples sinks_count() has just counted at pc, system stand
+ * for kernel time: add them to the REGION_SYSTEM region that holds pc, if
+ * any.  Touches no statistic: the samples are already filed.  Call
+ * between sinks_enter() and sinks_leave().  Async-signal-safe, lock-free.
+ */
+void sinks_count_system(uintptr_t pc, uint32_t system);
 
 /* In the child after fork(): no handler of the parent is running here. */
 void sinks_after_fork(void);

@@ -3,7 +3,8 @@
 # share CSV FUNCTION OBJECT: the self percent of a row of report --format csv.
 share() {
 	awk -F, -v fn="$2" -v obj="$3" '
-		NR > 1 { n = split($NF, p, "/"); if (($5 == fn || index($5, fn ".") == 1) && p[n] == obj) s += $1 }
+		NR == 1 { last = ($NF == "system_percent") ? 2 : 0 }	# object is before them
+		NR > 1 { n = split($(NF - last), p, "/"); if (($5 == fn || index($5, fn ".") == 1) && p[n] == obj) s += $1 }
 		END { printf "%.2f\n", s + 0 }' "$1"
 }
 

@@ -1,0 +1,59 @@
+#!/bin/sh
+# cli_system.sh BUILD - report's sys% column: of each function's samples,
+# the share that stands for time in the kernel (profil(5) system counts).
+# A program alternates arithmetic with small reads of /dev/zero made by
+# its own syscall instruction: the reading function's samples are mostly
+# system, the arithmetic's not at all, under each backend; the per-pc
+# system counts add up to the process's "system" statistic, and merge
+# keeps them.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+B=$(cd "$B" && pwd)
+profil="$B/bin/profil"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+no() { echo "not ok: $*"; fail=1; }
+. "$root/tests/cli/lib.sh"
+
+cd "$tmp" || exit 1
+cc -O2 -g -o sysmix "$root/tests/cli/sysmix.c"
+
+# sys CSV FUNCTION: the system_percent of the function's row.
+sys() { awk -F, -v fn="$2" 'NR > 1 && $5 == fn { print $NF }' "$1"; }
+# The sum of the rows' system samples, and the file's system statistic.
+sys_rows() { awk -F, 'NR > 1 { s += $(NF - 1) } END { print s + 0 }' "$1"; }
+sys_stat() { "$profil" report --format json "$1" | sed 's/.*"system":\([0-9]*\).*/\1/'; }
+
+backends=timer
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+{ [ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ]; } && backends="perf timer"
+for be in $backends; do
+	prun --backend "$be" -o "$be.prof" ./sysmix 1.5 2>/dev/null || no "$be: sysmix: status $?"
+	"$profil" report --format csv "$be.prof" > "$be.csv" || no "$be: report --format csv"
+	"$profil" report "$be.prof" > "$be.txt" || no "$be: report"
+	cat "$be.txt"
+	r=$(sys "$be.csv" reads); a=$(sys "$be.csv" arith)
+	echo "$be: reads sys ${r:-none}%, arith sys ${a:-none}%"
+	# reads() spends about 85% of its time in the kernel here, arith()
+	# none: its share is only system time carried over a slice's end.
+	awk -v v="${r:-0}" 'BEGIN { exit !(v > 60) }' || no "$be: reads has sys ${r:-none}%, expected > 60"
+	awk -v v="${a:-100}" 'BEGIN { exit !(v < 10) }' || no "$be: arith has sys ${a:-none}%, expected < 10"
+	grep -Eq " [0-9]+ +[0-9.]+% +reads +sysmix$" "$be.txt" || no "$be: no sys% column in the text report"
+	rows=$(sys_rows "$be.csv"); stat=$(sys_stat "$be.prof")
+	echo "$be: system samples by function $rows, statistic $stat"
+	[ "$rows" -gt 0 ] && [ "$rows" = "$stat" ] || no "$be: system samples by function $rows, statistic $stat"
+	"$profil" report --objects "$be.prof" | grep -Eq " [0-9]+ +[0-9.]+% +.*/sysmix$" \
+		|| no "$be: --objects has no sys%"
+done
+
+# merge adds system counts to system counts.
+"$profil" merge -o m.prof timer.prof timer.prof || no "merge"
+"$profil" report --format csv m.prof > m.csv || no "report of the merged file"
+[ "$(sys_rows m.csv)" = $((2 * $(sys_rows timer.csv))) ] \
+	|| no "merged system samples $(sys_rows m.csv), expected twice $(sys_rows timer.csv)"
+[ "$(sys m.csv reads)" = "$(sys timer.csv reads)" ] || no "merged reads sys% $(sys m.csv reads)"
+
+[ $fail -eq 0 ] && echo "cli_system: all checks passed"
+exit $fail
