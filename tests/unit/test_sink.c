@@ -300,6 +300,38 @@ static void test_two_regions(void **state)
 	expect_stats(1 + 2 + 4 + 8 + 16 + 32 + 64 + 128, 256 + 512, 0, 0);
 }
 
+/*
+ * System counts: sinks_count() never counts into a REGION_SYSTEM region,
+ * even one that comes first; sinks_count_system() counts only there,
+ * touches no statistic, and drops what no system region holds.
+ */
+static void test_system(void **state)
+{
+	(void)state;
+	uint32_t bins[8] = { 0 }, sys[8] = { 0 };
+	struct sink_set *set = sinks_new(2);
+	assert_non_null(set);
+	set->regions[0] = (struct region){ 0x1000, 8, 0x10000, 4, sys, REGION_SYSTEM, NULL };
+	set->regions[1] = (struct region){ 0x1000, 8, 0x10000, 4, bins, REGION_BINS, NULL };
+	sinks_replace(set);
+	unsigned token = sinks_enter();
+	assert_int_equal(give(0x1004, 5), SINK_OK);
+	sinks_count_system(0x1004, 3);
+	assert_int_equal(give(0x100e, 2), SINK_OK);
+	sinks_count_system(0x100e, 0);
+	sinks_count_system(0x2000, 7);	/* in no region */
+	sinks_leave(token);
+	assert_int_equal(bins[2], 5);
+	assert_int_equal(sys[2], 3);
+	assert_int_equal(bins[7], 2);
+	assert_int_equal(sys[7], 0);
+	uint64_t sum = 0;
+	for (int i = 0; i < 8; i++)
+		sum += sys[i];
+	assert_int_equal(sum, 3);
+	expect_stats(7, 0, 0, 0);
+}
+
 /* A region whose memory is taken away: lost, and the caller told. */
 static void test_fault(void **state)
 {
@@ -735,6 +767,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_saturation16, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_width32, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_regions, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_system, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fault, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_overflow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pcs, setup, teardown),
