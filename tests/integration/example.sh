@@ -14,5 +14,8 @@ echo "$out" | awk '/^samples taken/ {
 	taken = $3; counted = $6; outside = $12; dropped = $15
 	if (taken != counted + outside + dropped || taken < 100) exit 1; ok = 1 }
 	END { exit !ok }' || { echo "not ok: statistics line"; fail=1; }
-echo "$out" | grep -q "3 threads sampled" || { echo "not ok: threads"; fail=1; }
+# Its three threads at least (a sanitizer's own thread, made with a raw
+# clone, is found and sampled too).
+echo "$out" | awk '/threads sampled/ { for (i = 1; i < NF; i++) if ($(i + 1) == "threads") n = $i }
+	END { exit !(n >= 3) }' || { echo "not ok: threads"; fail=1; }
 exit $fail
