@@ -315,6 +315,16 @@ static int create_timer(pid_t tid, uint32_t tally, int *id)
 	return syscall(SYS_timer_create, thread_clock(tid), &sev, id) != 0 ? -errno : 0;
 }
 
+/* Set the timer going; if it cannot be, it goes. */
+static int start_timer(int id, const struct itimerspec *first)
+{
+	if (syscall(SYS_timer_settime, id, 0, first, NULL) == 0)
+		return 0;
+	int err = errno;
+	syscall(SYS_timer_delete, id);
+	return -err;
+}
+
 static int timer_arm(struct thread_slot *slot, pid_t tid)
 {
 	uint32_t tally = next_tally < MAX_TALLIES ? next_tally++ : NO_TALLY;
@@ -325,11 +335,8 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 	uint64_t now = 0;
 	if (thread_cpu_ns(tid, &now) != 0)
 		tally = NO_TALLY;
-	if (syscall(SYS_timer_settime, id, 0, &first, NULL) != 0) {
-		int err = errno;
-		syscall(SYS_timer_delete, id);
-		return -err;
-	}
+	if ((r = start_timer(id, &first)) != 0)
+		return r;
 	slot->tid = tid;
 	slot->handle = id;
 	slot->tally = tally;
@@ -353,11 +360,8 @@ int timer_arm_system(struct thread_slot *slot, pid_t tid)
 		.it_value = { 0, SYSTEM_INTERVAL_NS },
 	};
 	struct itimerspec first = first_period(tid, interval);
-	if (syscall(SYS_timer_settime, id, 0, &first, NULL) != 0) {
-		int err = errno;
-		syscall(SYS_timer_delete, id);
-		return -err;
-	}
+	if ((r = start_timer(id, &first)) != 0)
+		return r;
 	slot->tid = tid;
 	slot->handle = id;
 	slot->tally = tally | SYSTEM_ONLY;	/* owes nothing when disarmed */

@@ -1,4 +1,12 @@
-# lib.sh - helpers of the command's tests (sourced).
+# lib.sh - helpers of the command's tests, sourced with B (the build
+# directory) and root (the source tree) set.  Gives profil (the command
+# built there), tmp (removed at exit unless KEEP is set), fail and no().
+B=$(cd "$B" && pwd)
+profil="$B/bin/profil"
+tmp=$(mktemp -d)
+[ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
+fail=0
+no() { echo "not ok: $*"; fail=1; }
 
 # share CSV FUNCTION OBJECT: the self percent of a row of report --format csv.
 share() {

@@ -9,12 +9,6 @@
 set -u
 B=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-B=$(cd "$B" && pwd)
-profil="$B/bin/profil"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-no() { echo "not ok: $*"; fail=1; }
 . "$root/tests/cli/lib.sh"
 
 cd "$tmp" || exit 1
