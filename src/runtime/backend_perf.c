@@ -86,6 +86,8 @@ static unsigned session_hz;
 static _Atomic uint64_t period_ns;
 static int timer_opened;	/* for system time, and threads that fell back */
 static int system_blind;	/* a thread has no system-time timer */
+static int sees_system;		/* the session gives threads such timers;
+				   kept after close, for the final figures */
 static size_t page_size;
 
 static pthread_t drainer;
@@ -307,6 +309,7 @@ static int perf_open(unsigned hz, unsigned generation)
 	system_blind = 0;
 	if (sampler_system_time() && !timer_opened && backend_timer.open(hz, generation) == 0)
 		timer_opened = 1;
+	sees_system = timer_opened && sampler_system_time();
 	/* arm() must know its tid before the first thread is armed. */
 	while (atomic_load(&drainer_tid) == 0)
 		sched_yield();
@@ -517,7 +520,7 @@ static void perf_close(void)
 
 static int perf_user_only(void)
 {
-	return !timer_opened || !sampler_system_time() || system_blind;
+	return !sees_system || system_blind;
 }
 
 const struct backend backend_perf = {

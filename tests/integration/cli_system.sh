@@ -40,7 +40,18 @@ for be in $backends; do
 	[ "$rows" -gt 0 ] && [ "$rows" = "$stat" ] || no "$be: system samples by function $rows, statistic $stat"
 	"$profil" report --objects "$be.prof" | grep -Eq " [0-9]+ +[0-9.]+% +.*/sysmix$" \
 		|| no "$be: --objects has no sys%"
+	# Kernel time was seen, and the file says so to the end.
+	! grep -q "kernel time not seen" "$be.txt" || no "$be: the report says kernel time was not seen"
 done
+
+# PROFIL_SYSTEM_TIME=0: the perf backend sends no signal, and says that it
+# did not see kernel time.
+case $backends in perf*)
+	PROFIL_SYSTEM_TIME=0 prun --backend perf -o blind.prof ./sysmix 0.3 2>/dev/null || no "blind: status $?"
+	"$profil" report blind.prof > blind.txt || no "blind: report"
+	grep -q "kernel time not seen" blind.txt || no "PROFIL_SYSTEM_TIME=0: the report does not say kernel time was not seen"
+	[ "$(sys_stat blind.prof)" = 0 ] || no "PROFIL_SYSTEM_TIME=0: $(sys_stat blind.prof) system samples"
+esac
 
 # merge adds system counts to system counts.
 "$profil" merge -o m.prof timer.prof timer.prof || no "merge"
