@@ -76,6 +76,9 @@ extern const struct backend backend_timer;
  * backend_timer.disarm(slot).  Returns 0 or a negative errno.
  */
 int timer_arm_system(struct thread_slot *slot, pid_t tid);
+/* Tell such a timer that its thread's user-only backend took periods
+   more of user time (they bound the system time it may charge). */
+void timer_system_user(const struct thread_slot *slot, uint64_t periods);
 /* The periods of system time such a timer has charged. */
 uint64_t timer_system_charged(const struct thread_slot *slot);
 extern const struct backend backend_perf;

@@ -133,7 +133,10 @@ static size_t nbatch;
 
 static void take_batch(struct ring *ring)
 {
-	ring->got += sampler_take_batch(session, batch, nbatch, stop_ring, ring);
+	uint64_t taken = sampler_take_batch(session, batch, nbatch, stop_ring, ring);
+	ring->got += taken;
+	if (ring->has_system_timer)
+		timer_system_user(&ring->system_timer, taken);
 	nbatch = 0;
 }
 
@@ -150,8 +153,11 @@ static void drain_one(struct ring *ring)
 	struct ring_drained d;
 	ring_drain(&ring->r, atomic_load(&period_ns), take, ring, &d);
 	take_batch(ring);
-	if (d.lost && sampler_lost(session, d.lost))
+	if (d.lost && sampler_lost(session, d.lost)) {
 		ring->got += d.lost;
+		if (ring->has_system_timer)
+			timer_system_user(&ring->system_timer, d.lost);
+	}
 }
 
 static void drain_all(void)

@@ -70,10 +70,20 @@ static uint64_t period_ns;
 #define SYSTEM_INTERVAL_NS 10000000L
 static _Atomic uint64_t *tallies;
 static uint32_t next_tally;
-/* Periods of each thread's system time charged so far, plus one (0: the
-   thread has not been sampled yet).  Only that thread's handler, which
-   cannot nest, touches its entry. */
-static uint64_t *system_charged;
+/*
+ * Per thread, by tally: charged is the periods of its system time
+ * charged so far, plus one (0: the thread has not been sampled yet);
+ * only that thread's handler, which cannot nest, touches it.  For a
+ * system-time timer, cpu0 is the thread's CPU time when it was armed and
+ * user the periods its user-only backend has taken since
+ * (timer_system_user): together they bound what may be charged.
+ */
+struct system_time {
+	uint64_t charged;
+	uint64_t cpu0;
+	_Atomic uint64_t user;
+};
+static struct system_time *systems;
 
 /* si_value: the generation in the high half, the tally in the low. */
 static void *pack_value(unsigned generation, uint32_t tally)
@@ -99,7 +109,7 @@ static uint32_t system_share(uint32_t tally, uint32_t weight)
 	uint64_t ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u
 		      + (uint64_t)ru.ru_stime.tv_usec * 1000u;
 	uint64_t now = ns / period_ns + 1;
-	uint64_t *charged = &system_charged[tally];
+	uint64_t *charged = &systems[tally].charged;
 	if (*charged == 0 || now < *charged) {
 		/* First sample of the thread: its system time so far was
 		   spent before it was armed. */
@@ -145,14 +155,46 @@ static int after_system_call(uintptr_t pc)
  * it.  Time that builds up without such a pc (page faults, a timer that
  * keeps finding the thread in user code) goes where the signal lands
  * once it is SYSTEM_CARRY intervals' worth.
+ *
+ * The kernel's split of CPU time into user and system is sampled at its
+ * tick, and on a loaded virtual machine it can put a third more into
+ * system time than there was; the user-only backend meanwhile samples
+ * user time exactly.  So no more is charged than the thread's CPU time
+ * since arming leaves after the user periods taken and the system
+ * periods charged: what the tick put too much into system time is
+ * dropped, rather than counted on top of the same time sampled as user
+ * (or carried, and charged later wherever the signal lands).
  */
 #define SYSTEM_CARRY 5
+
+/* Periods the thread's CPU time leaves for system time, or UINT32_MAX. */
+static uint32_t system_room(uint32_t tally)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return UINT32_MAX;
+	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	const struct system_time *st = &systems[tally];
+	if (cpu < st->cpu0)
+		return 0;
+	uint64_t room = (cpu - st->cpu0) / period_ns;
+	uint64_t used = atomic_load_explicit(&st->user, memory_order_relaxed)
+			+ atomic_load_explicit(&tallies[tally], memory_order_relaxed);
+	return room > used ? (room - used < UINT32_MAX ? (uint32_t)(room - used) : UINT32_MAX) : 0;
+}
 
 static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, int timer)
 {
 	if (tally >= MAX_TALLIES || !pc)
 		return;
 	uint32_t pending = system_share(tally, 0);
+	if (pending == 0)
+		return;
+	uint32_t room = system_room(tally);
+	if (pending > room) {	/* more than the CPU time left: dropped */
+		system_share(tally, pending - room);
+		pending = room;
+	}
 	if (pending == 0 || (!after_system_call(pc)
 			     && pending * period_ns < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
 		return;
@@ -233,15 +275,15 @@ static int timer_open(unsigned hz, unsigned generation)
 			return -ENOMEM;
 		tallies = p;
 	}
-	if (!system_charged) {
-		void *p = mmap(NULL, MAX_TALLIES * sizeof *system_charged, PROT_READ | PROT_WRITE,
+	if (!systems) {
+		void *p = mmap(NULL, MAX_TALLIES * sizeof *systems, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			return -ENOMEM;
-		system_charged = p;
+		systems = p;
 	}
 	memset((void *)tallies, 0, next_tally * sizeof *tallies);
-	memset(system_charged, 0, next_tally * sizeof *system_charged);
+	memset((void *)systems, 0, next_tally * sizeof *systems);
 	next_tally = 0;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
@@ -360,6 +402,11 @@ int timer_arm_system(struct thread_slot *slot, pid_t tid)
 		.it_value = { 0, SYSTEM_INTERVAL_NS },
 	};
 	struct itimerspec first = first_period(tid, interval);
+	uint64_t cpu0 = 0;
+	thread_cpu_ns(tid, &cpu0);
+	systems[tally].charged = 0;
+	systems[tally].cpu0 = cpu0;
+	atomic_store(&systems[tally].user, 0);
 	if ((r = start_timer(id, &first)) != 0)
 		return r;
 	slot->tid = tid;
@@ -368,6 +415,13 @@ int timer_arm_system(struct thread_slot *slot, pid_t tid)
 	slot->base_ns = 0;
 	slot->fallback = 0;
 	return 0;
+}
+
+void timer_system_user(const struct thread_slot *slot, uint64_t periods)
+{
+	uint32_t tally = slot->tally & ~SYSTEM_ONLY;
+	if (tally < MAX_TALLIES && periods)
+		atomic_fetch_add_explicit(&systems[tally].user, periods, memory_order_relaxed);
 }
 
 uint64_t timer_system_charged(const struct thread_slot *slot)
