@@ -98,10 +98,11 @@ static void stop_timer(void *timer)
 }
 
 /*
- * Of weight periods just sampled, how many were spent in the kernel;
- * with weight 0, how many are pending, without charging them.
+ * The periods of the calling thread's system time not yet charged: one
+ * getrusage per signal.  The first time a thread asks, its system time
+ * so far was spent before it was armed, and none is pending.
  */
-static uint32_t system_share(uint32_t tally, uint32_t weight)
+static uint32_t system_pending(uint32_t tally)
 {
 	struct rusage ru;
 	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
@@ -111,17 +112,16 @@ static uint32_t system_share(uint32_t tally, uint32_t weight)
 	uint64_t now = ns / period_ns + 1;
 	uint64_t *charged = &systems[tally].charged;
 	if (*charged == 0 || now < *charged) {
-		/* First sample of the thread: its system time so far was
-		   spent before it was armed. */
 		*charged = now;
 		return 0;
 	}
-	uint64_t pending = now - *charged;
-	if (weight == 0)
-		return pending < UINT32_MAX ? (uint32_t)pending : UINT32_MAX;
-	uint64_t share = pending < weight ? pending : weight;
-	*charged += share;
-	return (uint32_t)share;
+	return now - *charged < UINT32_MAX ? (uint32_t)(now - *charged) : UINT32_MAX;
+}
+
+/* Mark n pending periods as dealt with (charged, or dropped). */
+static void system_settle(uint32_t tally, uint32_t n)
+{
+	systems[tally].charged += n;
 }
 
 /*
@@ -187,21 +187,20 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 {
 	if (tally >= MAX_TALLIES || !pc)
 		return;
-	uint32_t pending = system_share(tally, 0);
+	uint32_t pending = system_pending(tally);
 	if (pending == 0)
 		return;
 	uint32_t room = system_room(tally);
 	if (pending > room) {	/* more than the CPU time left: dropped */
-		system_share(tally, pending - room);
+		system_settle(tally, pending - room);
 		pending = room;
 	}
 	if (pending == 0 || (!after_system_call(pc)
 			     && pending * period_ns < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
 		return;
-	uint32_t system = system_share(tally, pending);
-	if (system)
-		sampler_take_split(generation, pc, system, system, &tallies[tally], stop_timer,
-				   (void *)(intptr_t)timer);
+	system_settle(tally, pending);
+	sampler_take_split(generation, pc, pending, pending, &tallies[tally], stop_timer,
+			   (void *)(intptr_t)timer);
 }
 
 static void on_sample(int sig, siginfo_t *info, void *context)
@@ -220,7 +219,13 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 		errno = saved_errno;
 		return;
 	}
-	uint32_t system = tally < MAX_TALLIES ? system_share(tally, weight) : 0;
+	/* Of the weight periods sampled, those the kernel's time calls for. */
+	uint32_t system = 0;
+	if (tally < MAX_TALLIES) {
+		uint32_t pending = system_pending(tally);
+		system = pending < weight ? pending : weight;
+		system_settle(tally, system);
+	}
 	sampler_take_split((unsigned)(value >> 32), pc ? *pc : 0, weight, system,
 			   tally < MAX_TALLIES ? &tallies[tally] : NULL,
 			   stop_timer, (void *)(intptr_t)info->si_timerid);

@@ -1,8 +1,8 @@
 /*
  * sink.c - counting samples into the program's histograms.
  *
- * sinks_count() and sinks_count_system() run in signal handlers: it is async-signal-safe and
- * lock-free (no malloc, no stdio, no locks).
+ * sinks_count() and sinks_count_system() run in signal handlers: they
+ * are async-signal-safe and lock-free (no malloc, no stdio, no locks).
  *
  * Replacing the sink set uses two reader counters indexed by the parity
  * of an epoch, a small form of RCU: a handler announces itself on the
