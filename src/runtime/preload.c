@@ -170,9 +170,10 @@ static void expand(const char *pattern, char *out, size_t size)
 /* The file name as SPEC section 6 says, before any suffix. */
 static void file_name(char *out, size_t size)
 {
-	const char *outname = getenv("PROFIL_OUT");
-	const char *prefix = getenv("GMON_OUT_PREFIX");
-	const char *dir = getenv("PROFDIR");
+	/* secure_getenv: nothing chooses a path in a set-ID program. */
+	const char *outname = secure_getenv("PROFIL_OUT");
+	const char *prefix = secure_getenv("GMON_OUT_PREFIX");
+	const char *dir = secure_getenv("PROFDIR");
 	char name[256];
 	program_name(name, sizeof name);
 	if (outname && *outname)
@@ -187,7 +188,7 @@ static void file_name(char *out, size_t size)
 /* Add the file's name to the run's list, for `profil report`. */
 static void list_file(const char *name)
 {
-	const char *list = getenv("PROFIL_RUN_LIST");
+	const char *list = secure_getenv("PROFIL_RUN_LIST");
 	if (!list || !*list)
 		return;
 	char abs[PATH_MAX], line[PATH_MAX + 2];
