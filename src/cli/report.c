@@ -1,10 +1,7 @@
 /*
  * report.c - profil report: the flat profile, by function (the default),
- * by source line, by object, or one function annotated.
- *
- * Every bin of the model is given to the function, line or object that
- * holds its first address: bins are 2 bytes of text (scale 0x10000), so
- * a function, aligned to at least 2 bytes, never shares one.
+ * by source line, by object, or one function annotated, as text, csv or
+ * json.  The rows themselves are made by rows.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,24 +13,10 @@
 
 #include "cli.h"
 #include "model.h"
+#include "rows.h"
 #include "symbols.h"
 
-enum by { BY_FUNCTION, BY_LINE, BY_OBJECT };
 enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
-
-struct row {
-	char *name;		/* function, file:line or object */
-	char *function;		/* for lines: the function */
-	const struct object *object;
-	uint64_t start;		/* the function's start, for sorting ties */
-	uint64_t count;
-	uint64_t system;	/* of count, for time in the kernel */
-};
-
-struct rows {
-	struct row *v;
-	size_t n, cap;
-};
 
 struct options {
 	enum by by;
@@ -42,137 +25,6 @@ struct options {
 	double threshold;	/* percent */
 	const char *annotate;
 };
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
-}
-
-/* Rows are few (functions); a linear search from the end finds the
- * current one at once because bins come in address order. */
-static struct row *row_for(struct rows *r, const struct object *o, const char *name,
-			   const char *function, uint64_t start)
-{
-	for (size_t i = r->n; i-- > 0 && i + 64 >= r->n;) {
-		struct row *x = &r->v[i];
-		if (x->object == o && strcmp(x->name, name) == 0
-		    && (!function || !x->function || strcmp(x->function, function) == 0))
-			return x;
-	}
-	if (r->n == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 256;
-		r->v = xrealloc(r->v, r->cap * sizeof *r->v);
-	}
-	r->v[r->n] = (struct row){ xstrdup(name), function ? xstrdup(function) : NULL, o, start,
-				   0, 0 };
-	return &r->v[r->n++];
-}
-
-static int by_count(const void *a, const void *b)
-{
-	const struct row *x = a, *y = b;
-	if (x->count != y->count)
-		return x->count < y->count ? 1 : -1;
-	int c = strcmp(x->name, y->name);
-	return c ? c : (x->start > y->start) - (x->start < y->start);
-}
-
-/* Merge rows of the same name and object that the window above missed. */
-static void combine(struct rows *r)
-{
-	if (!r->n)
-		return;
-	qsort(r->v, r->n, sizeof *r->v, by_count);
-	for (size_t i = 0; i < r->n; i++)
-		for (size_t j = i + 1; j < r->n; j++)
-			if (r->v[j].count && r->v[j].object == r->v[i].object
-			    && strcmp(r->v[j].name, r->v[i].name) == 0
-			    && ((!r->v[j].function && !r->v[i].function)
-				|| (r->v[j].function && r->v[i].function
-				    && strcmp(r->v[j].function, r->v[i].function) == 0))) {
-				r->v[i].count += r->v[j].count;
-				r->v[i].system += r->v[j].system;
-				r->v[j].count = 0;
-			}
-	qsort(r->v, r->n, sizeof *r->v, by_count);
-	while (r->n && r->v[r->n - 1].count == 0) {
-		r->n--;
-		free(r->v[r->n].name);
-		free(r->v[r->n].function);
-	}
-}
-
-/* Open every object that has samples; one line and -1 if one cannot be. */
-static int open_all(const struct model *m, struct symbols **syms)
-{
-	for (size_t i = 0; i < m->nobjects; i++) {
-		const struct object *o = &m->objects[i];
-		syms[i] = NULL;
-		if (!o->total || (o->flags & 4 /* PROFILE_SEG_VDSO */))
-			continue;
-		char why[1024];
-		syms[i] = symbols_open(o, why, sizeof why);
-		if (!syms[i]) {
-			error_line("%s", why);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static void collect(const struct model *m, struct symbols **syms, const struct options *opt,
-		    struct rows *r)
-{
-	char buf[4096];
-	for (size_t i = 0; i < m->nobjects; i++) {
-		const struct object *o = &m->objects[i];
-		if (!o->total)
-			continue;
-		if (opt->by == BY_OBJECT) {
-			struct row *x = row_for(r, o, o->path, NULL, 0);
-			x->count += o->total;
-			for (size_t k = 0; k < o->nbins; k++)
-				x->system += o->bins[k].system;
-			continue;
-		}
-		for (size_t k = 0; k < o->nbins; k++) {
-			const struct bin *b = &o->bins[k];
-			struct function f;
-			const char *fname;
-			uint64_t start = 0;
-			if (syms[i] && symbols_function(syms[i], b->first, &f)) {
-				fname = f.name;
-				start = f.start;
-			} else {
-				snprintf(buf, sizeof buf, "[%s+0x%" PRIx64 "]", base_name(o->path),
-					 b->first);
-				fname = (o->flags & 4) ? "[vdso]" : "[unknown]";
-			}
-			if (opt->inlines && syms[i]) {
-				const char *in = symbols_inlined(syms[i], b->first);
-				if (in)
-					fname = in;
-			}
-			if (opt->by == BY_LINE) {
-				const char *file;
-				int line;
-				if (syms[i] && symbols_line(syms[i], b->first, &file, &line))
-					snprintf(buf, sizeof buf, "%s:%d", file, line);
-				else
-					snprintf(buf, sizeof buf, "??");
-				struct row *x = row_for(r, o, buf, fname, start);
-				x->count += b->count;
-				x->system += b->system;
-			} else {
-				struct row *x = row_for(r, o, fname, NULL, start);
-				x->count += b->count;
-				x->system += b->system;
-			}
-		}
-	}
-	combine(r);
-}
 
 static void header(const struct model *m, double each)
 {
@@ -326,83 +178,20 @@ static int annotate(const struct model *m, struct symbols **syms, const char *wa
 		struct function f;
 		if (!syms[i] || !symbols_find(syms[i], want, &f))
 			continue;
-		uint64_t end = f.start + (f.size ? f.size : 1);
-		uint64_t in_fn = 0;
-		for (size_t k = 0; k < o->nbins; k++)
-			if (o->bins[k].first >= f.start && o->bins[k].first < end)
-				in_fn += o->bins[k].count;
-		printf("%s in %s: %" PRIu64 " samples (%.2f%% of all)\n\n", f.name, o->path, in_fn,
-		       m->counted ? 100.0 * in_fn / m->counted : 0.0);
-		char cmd[8192];
-		snprintf(cmd, sizeof cmd,
-			 "objdump -d -l -C --no-show-raw-insn --start-address=0x%" PRIx64
-			 " --stop-address=0x%" PRIx64 " '%s' 2>&1", f.start, end, o->path);
-		if (strchr(o->path, '\'')) {
-			error_line("%s: a quote in the name: cannot annotate", o->path);
+		struct disasm d;
+		if (disasm_function(o, &f, &d) != 0)
 			return 1;
-		}
-		FILE *p = popen(cmd, "r");
-		if (!p) {
-			error_line("cannot run objdump: %s", strerror(errno));
-			return 1;
-		}
-		/* Read every instruction's address first, to give each bin to the
-		 * instruction that holds its last byte. */
-		char **lines = NULL;
-		uint64_t *addrs = NULL;
-		size_t n = 0;
-		char line[4096];
-		int started = 0;
-		while (fgets(line, sizeof line, p)) {
-			if (!started) {	/* skip objdump's banner */
-				if (strstr(line, ">:"))
-					started = 1;
-				continue;
-			}
-			char *colon;
-			uint64_t a = UINT64_MAX;
-			if (strchr(line, '\t') && (colon = strchr(line, ':'))) {
-				char *endp;
-				uint64_t v = strtoull(line, &endp, 16);
-				if (endp == colon)
-					a = v;
-			}
-			lines = xrealloc(lines, (n + 1) * sizeof *lines);
-			addrs = xrealloc(addrs, (n + 1) * sizeof *addrs);
-			lines[n] = xstrdup(line);
-			addrs[n++] = a;
-		}
-		int st = pclose(p);
-		if (st != 0 || !started) {
-			error_line("objdump could not disassemble %s in %s", f.name, o->path);
-			return 1;
-		}
-		uint64_t *counts = calloc(n ? n : 1, sizeof *counts);
-		for (size_t k = 0; k < o->nbins; k++) {
-			const struct bin *b = &o->bins[k];
-			if (b->first < f.start || b->first >= end)
-				continue;
-			size_t best = SIZE_MAX;
-			for (size_t j = 0; j < n; j++)
-				if (addrs[j] != UINT64_MAX && addrs[j] <= b->last
-				    && (best == SIZE_MAX || addrs[j] > addrs[best]))
-					best = j;
-			if (best != SIZE_MAX)
-				counts[best] += b->count;
-		}
-		for (size_t j = 0; j < n; j++) {
-			if (addrs[j] == UINT64_MAX)
-				printf("%17s %s", "", lines[j]);
-			else if (counts[j])
-				printf("%6.2f%% %8" PRIu64 "  %s", 100.0 * counts[j] / (in_fn ? in_fn : 1),
-				       counts[j], lines[j]);
+		printf("%s in %s: %" PRIu64 " samples (%.2f%% of all)\n\n", f.name, o->path,
+		       d.samples, m->counted ? 100.0 * d.samples / m->counted : 0.0);
+		for (size_t j = 0; j < d.n; j++) {
+			if (d.addrs[j] != UINT64_MAX && d.counts[j])
+				printf("%6.2f%% %8" PRIu64 "  %s",
+				       100.0 * d.counts[j] / (d.samples ? d.samples : 1), d.counts[j],
+				       d.lines[j]);
 			else
-				printf("%17s %s", "", lines[j]);
-			free(lines[j]);
+				printf("%17s %s", "", d.lines[j]);
 		}
-		free(lines);
-		free(addrs);
-		free(counts);
+		disasm_free(&d);
 		return 0;
 	}
 	error_line("--annotate '%s': no function of that name in the profiled objects", want);
@@ -481,20 +270,16 @@ int cmd_report(int argc, char **argv)
 	memset(syms, 0, (m.nobjects + 1) * sizeof *syms);
 	if (!status) {
 		model_finish(&m);
-		if (open_all(&m, syms) != 0)
+		if (rows_open_symbols(&m, syms) != 0)
 			status = 1;
 	}
 	if (!status && opt.annotate) {
 		status = annotate(&m, syms, opt.annotate);
 	} else if (!status) {
 		struct rows r = { 0 };
-		collect(&m, syms, &opt, &r);
+		rows_collect(&m, syms, opt.by, opt.inlines, &r);
 		print_rows(&m, &r, &opt);
-		for (size_t i = 0; i < r.n; i++) {
-			free(r.v[i].name);
-			free(r.v[i].function);
-		}
-		free(r.v);
+		rows_free(&r);
 	}
 	for (size_t i = 0; i < m.nobjects; i++)
 		symbols_close(syms[i]);

@@ -1,0 +1,257 @@
+/*
+ * rows.c - the model's bins given to functions, lines or objects, and a
+ * function's annotated disassembly (see rows.h).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rows.h"
+
+const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+/* Bins come in address order, so the row of a bin is almost always one
+ * of the last few made: look there, and let combine() merge the rest. */
+static struct row *row_for(struct rows *r, const struct object *o, const char *name,
+			   const char *function, uint64_t start)
+{
+	for (size_t i = r->n; i-- > 0 && i + 64 >= r->n;) {
+		struct row *x = &r->v[i];
+		if (x->object == o && strcmp(x->name, name) == 0
+		    && (!function || !x->function || strcmp(x->function, function) == 0))
+			return x;
+	}
+	if (r->n == r->cap) {
+		r->cap = r->cap ? r->cap * 2 : 256;
+		r->v = xrealloc(r->v, r->cap * sizeof *r->v);
+	}
+	r->v[r->n] = (struct row){ xstrdup(name), function ? xstrdup(function) : NULL, o, start,
+				   0, 0 };
+	return &r->v[r->n++];
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (x->start > y->start) - (x->start < y->start);
+}
+
+static int same_key(const struct row *x, const struct row *y)
+{
+	return x->object == y->object && strcmp(x->name, y->name) == 0
+	       && (x->function ? y->function && strcmp(x->function, y->function) == 0
+			       : !y->function);
+}
+
+/* Rows of one key together, the hottest of each first (ties: the
+ * lowest start), so that the row kept is the one by_count puts first. */
+static int by_key(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	if (x->object != y->object)
+		return (uintptr_t)x->object < (uintptr_t)y->object ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	if (!x->function != !y->function)
+		return x->function ? 1 : -1;
+	if (x->function && (c = strcmp(x->function, y->function)))
+		return c;
+	return by_count(a, b);
+}
+
+/* Merge the rows of the same key that row_for's window missed: sorted
+ * by key, they are neighbours (n log n for a million lines). */
+static void combine(struct rows *r)
+{
+	if (!r->n)
+		return;
+	qsort(r->v, r->n, sizeof *r->v, by_key);
+	size_t k = 0;
+	for (size_t j = 1; j < r->n; j++) {
+		if (same_key(&r->v[k], &r->v[j])) {
+			r->v[k].count += r->v[j].count;
+			r->v[k].system += r->v[j].system;
+			free(r->v[j].name);
+			free(r->v[j].function);
+		} else {
+			r->v[++k] = r->v[j];
+		}
+	}
+	r->n = k + 1;
+	qsort(r->v, r->n, sizeof *r->v, by_count);
+	while (r->n && r->v[r->n - 1].count == 0) {
+		r->n--;
+		free(r->v[r->n].name);
+		free(r->v[r->n].function);
+	}
+}
+
+int rows_open_symbols(const struct model *m, struct symbols **syms)
+{
+	for (size_t i = 0; i < m->nobjects; i++) {
+		const struct object *o = &m->objects[i];
+		syms[i] = NULL;
+		if (!o->total || (o->flags & 4 /* PROFILE_SEG_VDSO */))
+			continue;
+		char why[1024];
+		syms[i] = symbols_open(o, why, sizeof why);
+		if (!syms[i]) {
+			error_line("%s", why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void rows_collect(const struct model *m, struct symbols **syms, enum by by, int inlines,
+		  struct rows *r)
+{
+	char buf[4096];
+	for (size_t i = 0; i < m->nobjects; i++) {
+		const struct object *o = &m->objects[i];
+		if (!o->total)
+			continue;
+		if (by == BY_OBJECT) {
+			struct row *x = row_for(r, o, o->path, NULL, 0);
+			x->count += o->total;
+			for (size_t k = 0; k < o->nbins; k++)
+				x->system += o->bins[k].system;
+			continue;
+		}
+		for (size_t k = 0; k < o->nbins; k++) {
+			const struct bin *b = &o->bins[k];
+			struct function f;
+			const char *fname;
+			uint64_t start = 0;
+			if (syms[i] && symbols_function(syms[i], b->first, &f)) {
+				fname = f.name;
+				start = f.start;
+			} else {
+				fname = (o->flags & 4) ? "[vdso]" : "[unknown]";
+			}
+			if (inlines && syms[i]) {
+				const char *in = symbols_inlined(syms[i], b->first);
+				if (in)
+					fname = in;
+			}
+			if (by == BY_LINE) {
+				const char *file;
+				int line;
+				if (syms[i] && symbols_line(syms[i], b->first, &file, &line))
+					snprintf(buf, sizeof buf, "%s:%d", file, line);
+				else
+					snprintf(buf, sizeof buf, "??");
+				struct row *x = row_for(r, o, buf, fname, start);
+				x->count += b->count;
+				x->system += b->system;
+			} else {
+				struct row *x = row_for(r, o, fname, NULL, start);
+				x->count += b->count;
+				x->system += b->system;
+			}
+		}
+	}
+	combine(r);
+}
+
+void rows_free(struct rows *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		free(r->v[i].name);
+		free(r->v[i].function);
+	}
+	free(r->v);
+	memset(r, 0, sizeof *r);
+}
+
+int disasm_function(const struct object *o, const struct function *f, struct disasm *d)
+{
+	memset(d, 0, sizeof *d);
+	uint64_t end = f->start + (f->size ? f->size : 1);
+	for (size_t k = 0; k < o->nbins; k++)
+		if (o->bins[k].first >= f->start && o->bins[k].first < end)
+			d->samples += o->bins[k].count;
+	if (strchr(o->path, '\'')) {
+		error_line("%s: a quote in the name: cannot annotate", o->path);
+		return -1;
+	}
+	char cmd[8192];
+	snprintf(cmd, sizeof cmd,
+		 "objdump -d -l -C --no-show-raw-insn --start-address=0x%" PRIx64
+		 " --stop-address=0x%" PRIx64 " '%s' 2>&1", f->start, end, o->path);
+	FILE *p = popen(cmd, "r");
+	if (!p) {
+		error_line("cannot run objdump: %s", strerror(errno));
+		return -1;
+	}
+	/* Read every instruction's address first, to give each bin to the
+	 * instruction that holds its last byte. */
+	char line[4096];
+	int started = 0;
+	size_t cap = 0;
+	while (fgets(line, sizeof line, p)) {
+		if (!started) {	/* skip objdump's banner */
+			if (strstr(line, ">:"))
+				started = 1;
+			continue;
+		}
+		char *colon;
+		uint64_t a = UINT64_MAX;
+		if (strchr(line, '\t') && (colon = strchr(line, ':'))) {
+			char *endp;
+			uint64_t v = strtoull(line, &endp, 16);
+			if (endp == colon)
+				a = v;
+		}
+		if (d->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			d->lines = xrealloc(d->lines, cap * sizeof *d->lines);
+			d->addrs = xrealloc(d->addrs, cap * sizeof *d->addrs);
+		}
+		d->lines[d->n] = xstrdup(line);
+		d->addrs[d->n++] = a;
+	}
+	int st = pclose(p);
+	if (st != 0 || !started) {
+		error_line("objdump could not disassemble %s in %s", f->name, o->path);
+		disasm_free(d);
+		return -1;
+	}
+	d->counts = xmalloc((d->n ? d->n : 1) * sizeof *d->counts);
+	memset(d->counts, 0, (d->n ? d->n : 1) * sizeof *d->counts);
+	for (size_t k = 0; k < o->nbins; k++) {
+		const struct bin *b = &o->bins[k];
+		if (b->first < f->start || b->first >= end)
+			continue;
+		size_t best = SIZE_MAX;
+		for (size_t j = 0; j < d->n; j++)
+			if (d->addrs[j] != UINT64_MAX && d->addrs[j] <= b->last
+			    && (best == SIZE_MAX || d->addrs[j] > d->addrs[best]))
+				best = j;
+		if (best != SIZE_MAX)
+			d->counts[best] += b->count;
+	}
+	return 0;
+}
+
+void disasm_free(struct disasm *d)
+{
+	for (size_t j = 0; j < d->n; j++)
+		free(d->lines[j]);
+	free(d->lines);
+	free(d->addrs);
+	free(d->counts);
+	memset(d, 0, sizeof *d);
+}

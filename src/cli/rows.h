@@ -1,0 +1,69 @@
+/*
+ * rows.h - the rows of a report: the model's bins given to functions,
+ * source lines or objects, and a function's disassembly with the
+ * samples of each instruction.  The text, csv and json output of
+ * report.c and the HTML page of html.c are both made from these, so
+ * that they never disagree.
+ */
+#ifndef PROFIL_CLI_ROWS_H
+#define PROFIL_CLI_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "symbols.h"
+
+enum by { BY_FUNCTION, BY_LINE, BY_OBJECT };
+
+struct row {
+	char *name;		/* function, file:line or object */
+	char *function;		/* for lines: the function */
+	const struct object *object;
+	uint64_t start;		/* the function's start, for sorting ties */
+	uint64_t count;
+	uint64_t system;	/* of count, for time in the kernel */
+};
+
+struct rows {
+	struct row *v;
+	size_t n, cap;
+};
+
+/*
+ * Open the symbols of every object of m that has samples (NULL for the
+ * vdso and objects without samples).  One line and -1 if one cannot be.
+ */
+int rows_open_symbols(const struct model *m, struct symbols **syms);
+
+/*
+ * Every bin of m to the row of its function, line or object (with
+ * inlines, to the innermost function inlined there), hottest first.
+ * A bin goes to the row that holds its first address: bins are 2 bytes
+ * of text (scale 0x10000), so a function, aligned to at least 2 bytes,
+ * never shares one.
+ */
+void rows_collect(const struct model *m, struct symbols **syms, enum by by, int inlines,
+		  struct rows *r);
+void rows_free(struct rows *r);
+
+/* The last part of a path. */
+const char *base_name(const char *path);
+
+/* A function's disassembly (objdump -d -l -C), line by line. */
+struct disasm {
+	char **lines;		/* as objdump wrote them, newline included */
+	uint64_t *addrs;	/* of each instruction; UINT64_MAX on other lines */
+	uint64_t *counts;	/* samples of each line */
+	size_t n;
+	uint64_t samples;	/* in the function */
+};
+
+/*
+ * Disassemble f of o and give each bin to the instruction that holds
+ * its last byte.  0, or -1 after printing one line saying why not.
+ */
+int disasm_function(const struct object *o, const struct function *f, struct disasm *d);
+void disasm_free(struct disasm *d);
+
+#endif
