@@ -39,6 +39,13 @@ static struct object *find_object(struct model *m, const char *path, const uint8
 			return o;
 	}
 	struct object *grown = xrealloc(m->objects, (m->nobjects + 1) * sizeof *grown);
+	/* Arcs point into the array: move them with it. */
+	for (size_t i = 0; i < m->narcs; i++) {
+		struct arc *a = &m->arcs[i];
+		if (a->from)
+			a->from = grown + (a->from - m->objects);
+		a->to = grown + (a->to - m->objects);
+	}
 	m->objects = grown;
 	struct object *o = &m->objects[m->nobjects++];
 	memset(o, 0, sizeof *o);
@@ -86,6 +93,24 @@ void model_range(struct object *o, uint64_t vaddr, uint64_t length, uint64_t fil
 void model_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count)
 {
 	add_bin(o, first, last, count, 0);
+}
+
+void model_arc(struct model *m, struct object *from, struct object *to, uint64_t from_pc,
+	       uint64_t to_pc, uint64_t count)
+{
+	if (m->narcs == m->caparcs) {
+		m->caparcs = m->caparcs ? m->caparcs * 2 : 256;
+		m->arcs = xrealloc(m->arcs, m->caparcs * sizeof *m->arcs);
+	}
+	m->arcs[m->narcs++] = (struct arc){ from, to, from_pc, to_pc, count };
+}
+
+static int in_ranges(const struct object *o, uint64_t pc)
+{
+	for (size_t i = 0; i < o->nranges; i++)
+		if (pc - o->ranges[i].vaddr < o->ranges[i].length)
+			return 1;
+	return 0;
 }
 
 /* The program a gmon.out file profiled: --exe, the NAME of
@@ -143,6 +168,14 @@ static int add_gmon(struct model *m, const char *path)
 			add_bin(o, first, next > first ? next - 1 : first, h->counts[k], 0);
 			sum += h->counts[k];
 		}
+	}
+	/* Arcs into the program's text; a call site outside it is a
+	   spontaneous caller, kept as such. */
+	for (size_t i = 0; i < g.narcs; i++) {
+		const struct gmon_arc *a = &g.arcs[i];
+		if (a->count)
+			model_arc(m, in_ranges(o, a->from_pc) ? o : NULL, o, a->from_pc, a->self_pc,
+				  a->count);
 	}
 	gmon_free(&g);
 	if (!m->hz && rate)
@@ -229,8 +262,38 @@ static int by_first(const void *a, const void *b)
 	return x->last < y->last ? -1 : x->last > y->last;
 }
 
+static int arc_order(const void *a, const void *b)
+{
+	const struct arc *x = a, *y = b;
+	if (x->to != y->to)
+		return x->to < y->to ? -1 : 1;
+	if (x->to_pc != y->to_pc)
+		return x->to_pc < y->to_pc ? -1 : 1;
+	if (x->from != y->from)
+		return (uintptr_t)x->from < (uintptr_t)y->from ? -1 : 1;
+	return (x->from_pc > y->from_pc) - (x->from_pc < y->from_pc);
+}
+
+/* Arcs of several files of one program add up, as gprof sums records. */
+static void finish_arcs(struct model *m)
+{
+	if (!m->narcs)
+		return;
+	qsort(m->arcs, m->narcs, sizeof *m->arcs, arc_order);
+	size_t k = 0;
+	for (size_t j = 1; j < m->narcs; j++) {
+		if (arc_order(&m->arcs[k], &m->arcs[j]) == 0)
+			m->arcs[k].count = m->arcs[k].count > UINT64_MAX - m->arcs[j].count
+						   ? UINT64_MAX : m->arcs[k].count + m->arcs[j].count;
+		else
+			m->arcs[++k] = m->arcs[j];
+	}
+	m->narcs = k + 1;
+}
+
 void model_finish(struct model *m)
 {
+	finish_arcs(m);
 	for (size_t i = 0; i < m->nobjects; i++) {
 		struct object *o = &m->objects[i];
 		if (!o->nbins)
@@ -262,5 +325,6 @@ void model_free(struct model *m)
 		free(m->objects[i].bins);
 	}
 	free(m->objects);
+	free(m->arcs);
 	memset(m, 0, sizeof *m);
 }

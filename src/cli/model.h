@@ -35,6 +35,15 @@ struct object {
 	uint64_t total;
 };
 
+/* A call arc from a gmon.out: call site -> callee entry, link-time addresses.
+ * from is NULL for a call from outside every object's text (libc calling
+ * back, a signal handler: gprof's spontaneous callers); from_pc is then
+ * the address as the file has it. */
+struct arc {
+	struct object *from, *to;
+	uint64_t from_pc, to_pc, count;
+};
+
 struct model {
 	const char *exe;	/* the program of gmon.out files (--exe) */
 	struct object *objects;
@@ -49,6 +58,8 @@ struct model {
 	uint64_t taken, counted, outside, saturated, lost, observed, cpu_ns;
 	uint64_t threads, threads_unsampled, threads_fallback, system;
 	uint64_t start_ns, end_ns;
+	struct arc *arcs;	/* sorted and unique once model_finish ran */
+	size_t narcs, caparcs;
 };
 
 /*
@@ -70,7 +81,11 @@ struct object *model_object(struct model *m, const char *path, const uint8_t *bu
 void model_range(struct object *o, uint64_t vaddr, uint64_t length, uint64_t file_offset);
 void model_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count);
 
-/* Sort and merge the bins; call once every file is in. */
+/* Note count calls from from_pc (in from, or NULL) to to_pc (in to). */
+void model_arc(struct model *m, struct object *from, struct object *to, uint64_t from_pc,
+	       uint64_t to_pc, uint64_t count);
+
+/* Sort and merge the bins and the arcs; call once every file is in. */
 void model_finish(struct model *m);
 
 /* Seconds of CPU time one sample stands for. */

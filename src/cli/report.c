@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callgraph.h"
 #include "cli.h"
 #include "model.h"
 #include "rows.h"
@@ -24,6 +25,7 @@ struct options {
 	int inlines;
 	double threshold;	/* percent */
 	const char *annotate;
+	int callgraph;		/* --callgraph: gprof -q's entries */
 };
 
 static void header(const struct model *m, double each)
@@ -208,21 +210,23 @@ int cmd_report(int argc, char **argv)
 		{ "threshold", required_argument, NULL, 't' },
 		{ "format", required_argument, NULL, 'f' },
 		{ "exe", required_argument, NULL, 'e' },
+		{ "callgraph", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL };
+	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0 };
 	const char *exe = NULL;
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "lOia:t:f:e:h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "lOia:t:f:e:qh", longs, NULL)) != -1) {
 		char *end;
 		switch (c) {
 		case 'e': exe = optarg; break;
 		case 'l': opt.by = BY_LINE; break;
 		case 'O': opt.by = BY_OBJECT; break;
 		case 'i': opt.inlines = 1; break;
+		case 'q': opt.callgraph = 1; break;
 		case 'a': opt.annotate = optarg; break;
 		case 't':
 			errno = 0;
@@ -246,7 +250,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'h':
 			puts("usage: profil report [--lines|--objects|--annotate FUNC] [--inline] "
-			     "[--threshold PCT] [--format text|csv|json] [--exe PROGRAM] [FILE...]");
+			     "[--threshold PCT] [--format text|csv|json] [--callgraph] [--exe PROGRAM] [FILE...]");
 			return 0;
 		default:
 			if (optopt)
@@ -275,6 +279,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!status && opt.annotate) {
 		status = annotate(&m, syms, opt.annotate);
+	} else if (!status && opt.callgraph) {
+		struct callgraph g;
+		callgraph_build(&g, &m, syms);
+		callgraph_print(&g);
+		callgraph_free(&g);
 	} else if (!status) {
 		struct rows r = { 0 };
 		rows_collect(&m, syms, opt.by, opt.inlines, &r);

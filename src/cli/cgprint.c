@@ -1,0 +1,91 @@
+/*
+ * cgprint.c - the call graph printed as gprof -q prints it (see
+ * callgraph.h): one entry per function or cycle, most total time first;
+ * its callers above it, its callees below, each with the time the edge
+ * carries and count/calls.  Calls to itself and within a cycle show only
+ * their count.  A function nothing in the profile calls has the line
+ * <spontaneous> above it, as in gprof; calls from outside the profiled
+ * text are a <spontaneous> caller with their count.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "callgraph.h"
+
+static void name(const struct cg_node *n)
+{
+	fputs(n->name, stdout);
+	if (n->cycle && !n->is_cycle)
+		printf(" <cycle %u>", n->cycle);
+	printf(" [%u]\n", n->index);
+}
+
+/* One caller or callee line of an entry. */
+static void edge_line(const struct callgraph *g, const struct cg_edge *e, int show_caller)
+{
+	const struct cg_node *to = &g->nodes[e->callee];
+	int quiet = e->caller == e->callee
+		    || (e->caller != CG_SPONTANEOUS && to->cycle
+			&& g->nodes[e->caller].cycle == to->cycle);
+	if (quiet)
+		printf("%6s %5s %7s %7s %7" PRIu64 " %7s     ", "", "", "", "", e->count, "");
+	else
+		printf("%6s %5s %7.2f %7.2f %7" PRIu64 "/%-7" PRIu64 "     ", "", "", e->self,
+		       e->children, e->count, callgraph_sharer(g, e->callee)->calls);
+	if (show_caller && e->caller == CG_SPONTANEOUS)
+		puts("<spontaneous>");
+	else
+		name(&g->nodes[show_caller ? e->caller : e->callee]);
+}
+
+static void calls(uint64_t calls, uint64_t self_calls)
+{
+	if (!calls && !self_calls)
+		printf(" %7s %7s ", "", "");
+	else if (self_calls)
+		printf(" %7" PRIu64 "+%-7" PRIu64 " ", calls, self_calls);
+	else
+		printf(" %7" PRIu64 " %7s ", calls, "");
+}
+
+static void entry(const struct callgraph *g, const struct cg_node *n, double total)
+{
+	char index[32];
+	snprintf(index, sizeof index, "[%u]", n->index);
+	if (n->is_cycle) {
+		printf("%-6s %5.1f %7.2f %7.2f", index, 100.0 * (n->self + n->children) / total,
+		       n->self, n->children);
+		calls(n->calls, n->self_calls);
+		name(n);
+		for (size_t k = 0; k < n->nmembers; k++) {
+			const struct cg_node *m = &g->nodes[n->members[k]];
+			printf("%6s %5s %7.2f %7.2f", "", "", m->self, m->children);
+			calls(m->calls, m->self_calls);
+			printf("    ");
+			name(m);
+		}
+		return;
+	}
+	if (!n->ncallers)
+		printf("%6s %5s %7s %7s %7s %7s     <spontaneous>\n", "", "", "", "", "", "");
+	for (size_t k = 0; k < n->ncallers; k++)
+		edge_line(g, &g->edges[n->callers[k]], 1);
+	printf("%-6s %5.1f %7.2f %7.2f", index, 100.0 * (n->self + n->children) / total,
+	       n->self, n->children);
+	calls(n->calls, n->self_calls);
+	name(n);
+	for (size_t k = 0; k < n->ncallees; k++)
+		edge_line(g, &g->edges[n->callees[k]], 0);
+}
+
+void callgraph_print(const struct callgraph *g)
+{
+	double total = g->total > 0 ? g->total : 1.0;
+	printf("Call graph: %zu functions, %zu cycles, %.2f seconds of self time\n\n",
+	       g->nfunctions, g->ncycles, g->total);
+	printf("index %% time    self  children    called     name\n");
+	for (size_t i = 0; i < g->nnodes; i++) {
+		entry(g, &g->nodes[g->order[i]], total);
+		printf("-----------------------------------------------\n");
+	}
+}

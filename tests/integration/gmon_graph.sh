@@ -1,0 +1,101 @@
+#!/bin/sh
+# gmon_graph.sh BUILD - profil report --callgraph against gprof -q on a
+# real -pg program (tests/gmon/graph.c): a tree, direct recursion, mutual
+# recursion (a cycle) and a qsort comparator libc calls back.  Every
+# entry's calls, self and children, and every caller and callee line's
+# count and times agree with gprof's (times within the rounding of the
+# last digit); the calls from outside the text, which gprof drops, are a
+# <spontaneous> caller with the right count.
+. "$(dirname "$0")/../gmon/lib.sh"
+profil=$(cd "$B" && pwd)/bin/profil
+
+build graph graph.c -g
+cd "$tmp" || exit 1
+./graph 2 2> err || fail "graph exited $?"
+f=$(ls gmon.graph.*.out 2>/dev/null)
+[ -f "$f" ] || { fail "no gmon.graph.PID.out"; done_testing; }
+gprof -b -q graph "$f" > gprof.txt || fail "gprof -q"
+"$profil" report --callgraph "$f" > ours.txt || fail "profil report --callgraph: status $?"
+
+# One record per number of an entry: "ENTRY ROLE OTHER FIELD VALUE", ROLE
+# being self (the entry's own line), caller or callee; names without
+# their [index] and <cycle N>; gprof's bare <spontaneous> line left out.
+records() {
+	awk '
+	function clean(s) { sub(/ \[[0-9]+\]$/, "", s); sub(/ <cycle [0-9]+>$/, "", s); return s }
+	function flush(  i) {
+		for (i = 1; i <= n; i++) {
+			split(pending[i], p, SUBSEP)
+			print entry, p[1], p[2], p[3]
+		}
+		n = 0
+	}
+	/^-----/ { for (i = 1; i <= m; i++) print entry, "callee", after[i]; m = 0; entry = ""; next }
+	/Index by function name/ { exit }
+	/^index/ || /^$/ || /Call graph/ || /^granularity/ { next }
+	/^ *<spontaneous>$/ { next }
+	/^\[/ {	# the entry: [N] %time self children called name
+		name = $0; sub(/^\[[0-9]+\] +[0-9.]+ +[0-9.]+ +[0-9.]+ +/, "", name)
+		called = name; sub(/ .*/, "", called)
+		if (called ~ /^[0-9+]+$/) sub(/^[0-9+]+ +/, "", name); else called = "-"
+		entry = clean(name)
+		print entry, "self", entry, "self", $3
+		print entry, "self", entry, "children", $4
+		print entry, "self", entry, "called", called
+		flush()
+		next
+	}
+	{	# a caller (before the entry) or callee line
+		if ($1 ~ /^[0-9]+$/ && $2 !~ /^[0-9.]+$/) {	# count only
+			other = $0; sub(/^ *[0-9]+ +/, "", other)
+			r[1] = "count " $1; k = 1
+		} else {
+			other = $0; sub(/^ *[0-9.]+ +[0-9.]+ +[0-9]+\/[0-9]+ +/, "", other)
+			split($3, c, "/")
+			r[1] = "self " $1; r[2] = "children " $2; r[3] = "count " c[1]; r[4] = "total " c[2]
+			k = 4
+		}
+		other = clean(other)
+		for (i = 1; i <= k; i++) {
+			split(r[i], v, " ")
+			if (entry == "") { n++; pending[n] = "caller" SUBSEP other SUBSEP v[1] " " v[2] }
+			else { m++; after[m] = other " " v[1] " " v[2] }
+		}
+	}' "$1" | sort
+}
+records gprof.txt > g.rec
+records ours.txt > o.rec
+[ "$(wc -l < g.rec)" -gt 60 ] || { cat gprof.txt; fail "gprof's call graph has too few lines"; }
+
+# Join on "ENTRY ROLE OTHER FIELD"; numbers equal, times within 0.01.
+awk '
+	NR == FNR { k = $1 " " $2 " " $3 " " $4; want[k] = $5; next }
+	{ k = $1 " " $2 " " $3 " " $4; got[k] = $5 }
+	END {
+		for (k in want) {
+			if (!(k in got)) { print "not in profil report: " k " = " want[k]; bad++; continue }
+			split(k, f, " ")
+			if (f[4] == "self" || f[4] == "children") {
+				d = got[k] - want[k]; if (d < 0) d = -d
+				if (d > 0.0101) { print k ": profil " got[k] ", gprof " want[k]; bad++ }
+			} else if (got[k] != want[k] && !(f[3] ~ /^(main|compare)$/ && want[k] == "-")) {
+				print k ": profil " got[k] ", gprof " want[k]; bad++
+			}
+		}
+		for (k in got)
+			if (!(k in want) && k !~ /<spontaneous>/) { print "only in profil report: " k; bad++ }
+		exit bad > 0
+	}' g.rec o.rec || fail "the call graphs differ (above)"
+
+# What gprof leaves out: calls from outside the text.
+compares=$(sed -n 's/^compares=//p' err)
+grep -q "^compare caller <spontaneous> count $compares\$" o.rec \
+	|| fail "compare: no <spontaneous> caller with $compares calls"
+grep -q "^compare self compare called $compares\$" o.rec || fail "compare: not called $compares times"
+grep -q "^main caller <spontaneous> count 1\$" o.rec || fail "main: not called once from outside"
+# The cycle as gprof shows it.
+grep -q "<cycle 1 as a whole> self <cycle 1 as a whole> called 200+19900" o.rec \
+	|| fail "the cycle is not called 200+19900 times"
+grep -q "^fib self fib called 1+" o.rec || fail "fib's recursion is not its self calls"
+echo "call graph: $(wc -l < o.rec) records, $(wc -l < g.rec) from gprof"
+done_testing
