@@ -94,9 +94,12 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 	const char *what = opt->by == BY_LINE ? "line" : opt->by == BY_OBJECT ? "object"
 										: "function";
 	uint64_t cumul = 0;
+	/* Calls where gmon.out files gave them, as gprof -p shows them. */
+	int calls = opt->by == BY_FUNCTION && m->gmon_files;
 	if (opt->fmt == FMT_CSV) {
 		printf("self_percent,cumulative_percent,self_seconds,samples,%s%s,object,"
-		       "system_samples,system_percent\n", what, opt->by == BY_LINE ? ",function" : "");
+		       "system_samples,system_percent,calls,self_ms_per_call,total_ms_per_call\n",
+		       what, opt->by == BY_LINE ? ",function" : "");
 	} else if (opt->fmt == FMT_JSON) {
 		printf("{\"samples\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"outside\":%" PRIu64
 		       ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cpu_seconds\":%.6f"
@@ -106,8 +109,11 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
 	} else {
 		header(m, each);
-		printf("%7s %7s %9s %9s %6s  %-*s %s\n", "self%", "cumul%", "self s", "samples", "sys%",
-		       opt->by == BY_OBJECT ? 0 : 40, what, opt->by == BY_OBJECT ? "" : "object");
+		printf("%7s %7s %9s %9s %6s  ", "self%", "cumul%", "self s", "samples", "sys%");
+		if (calls)
+			printf("%9s %12s %13s  ", "calls", "self ms/call", "total ms/call");
+		printf("%-*s %s\n", opt->by == BY_OBJECT ? 0 : 40, what,
+		       opt->by == BY_OBJECT ? "" : "object");
 	}
 	int first = 1;
 	for (size_t i = 0; i < r->n; i++) {
@@ -126,6 +132,9 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			snprintf(sys, sizeof sys, "%5.1f%%", spct);
 		else
 			snprintf(sys, sizeof sys, "%6s", "-");
+		/* Per call, as gprof -p: self, and self with the children's share. */
+		double self_ms = x->calls ? 1e3 * x->count * each / x->calls : 0.0;
+		double total_ms = x->calls ? 1e3 * (x->count * each + x->children) / x->calls : 0.0;
 		if (opt->fmt == FMT_CSV) {
 			printf("%.2f,%.2f,%.3f,%" PRIu64 ",", pct, cpct, x->count * each, x->count);
 			csv_field(x->name);
@@ -136,9 +145,13 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			putchar(',');
 			csv_field(x->object->path);
 			if (m->system_files)
-				printf(",%" PRIu64 ",%.2f\n", x->system, spct);
+				printf(",%" PRIu64 ",%.2f", x->system, spct);
 			else
-				printf(",,\n");
+				printf(",,");
+			if (x->calls)
+				printf(",%" PRIu64 ",%.6f,%.6f\n", x->calls, self_ms, total_ms);
+			else
+				printf(",,,\n");
 		} else if (opt->fmt == FMT_JSON) {
 			printf("%s{\"self_percent\":%.4f,\"cumulative_percent\":%.4f,"
 			       "\"self_seconds\":%.6f,\"samples\":%" PRIu64 ",\"%s\":",
@@ -151,10 +164,16 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			printf(",\"object\":");
 			json_string(x->object->path);
 			if (m->system_files)
-				printf(",\"system_samples\":%" PRIu64 ",\"system_percent\":%.4f}",
+				printf(",\"system_samples\":%" PRIu64 ",\"system_percent\":%.4f",
 				       x->system, spct);
 			else
-				printf(",\"system_samples\":null,\"system_percent\":null}");
+				printf(",\"system_samples\":null,\"system_percent\":null");
+			if (x->calls)
+				printf(",\"calls\":%" PRIu64 ",\"self_ms_per_call\":%.6f"
+				       ",\"total_ms_per_call\":%.6f}", x->calls, self_ms, total_ms);
+			else
+				printf(",\"calls\":null,\"self_ms_per_call\":null,"
+				       "\"total_ms_per_call\":null}");
 		} else if (opt->by == BY_OBJECT) {
 			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  %s\n", pct, cpct,
 			       x->count * each, x->count, sys, x->name);
@@ -163,8 +182,13 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			       x->count * each, x->count, sys, x->name,
 			       x->function ? x->function : "", obj);
 		} else {
-			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  %-40s %s\n", pct, cpct,
-			       x->count * each, x->count, sys, x->name, obj);
+			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  ", pct, cpct, x->count * each,
+			       x->count, sys);
+			if (calls && x->calls)
+				printf("%9" PRIu64 " %12.4f %13.4f  ", x->calls, self_ms, total_ms);
+			else if (calls)
+				printf("%9s %12s %13s  ", "", "", "");
+			printf("%-40s %s\n", x->name, obj);
 		}
 		first = 0;
 	}
@@ -287,6 +311,12 @@ int cmd_report(int argc, char **argv)
 	} else if (!status) {
 		struct rows r = { 0 };
 		rows_collect(&m, syms, opt.by, opt.inlines, &r);
+		if (opt.by == BY_FUNCTION && m.narcs) {
+			struct callgraph g;
+			callgraph_build(&g, &m, syms);
+			rows_calls(&r, &g);
+			callgraph_free(&g);
+		}
 		print_rows(&m, &r, &opt);
 		rows_free(&r);
 	}

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "callgraph.h"
 #include "cli.h"
 #include "rows.h"
 
@@ -34,7 +35,7 @@ static struct row *row_for(struct rows *r, const struct object *o, const char *n
 		r->v = xrealloc(r->v, r->cap * sizeof *r->v);
 	}
 	r->v[r->n] = (struct row){ xstrdup(name), function ? xstrdup(function) : NULL, o, start,
-				   0, 0 };
+				   0, 0, 0, 0.0 };
 	return &r->v[r->n++];
 }
 
@@ -43,6 +44,8 @@ static int by_count(const void *a, const void *b)
 	const struct row *x = a, *y = b;
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
+	if (x->calls != y->calls)
+		return x->calls < y->calls ? 1 : -1;
 	int c = strcmp(x->name, y->name);
 	return c ? c : (x->start > y->start) - (x->start < y->start);
 }
@@ -98,12 +101,20 @@ static void combine(struct rows *r)
 	}
 }
 
+static int has_arcs(const struct model *m, const struct object *o)
+{
+	for (size_t i = 0; i < m->narcs; i++)
+		if (m->arcs[i].to == o || m->arcs[i].from == o)
+			return 1;
+	return 0;
+}
+
 int rows_open_symbols(const struct model *m, struct symbols **syms)
 {
 	for (size_t i = 0; i < m->nobjects; i++) {
 		const struct object *o = &m->objects[i];
 		syms[i] = NULL;
-		if (!o->total || (o->flags & 4 /* PROFILE_SEG_VDSO */))
+		if ((!o->total && !has_arcs(m, o)) || (o->flags & 4 /* PROFILE_SEG_VDSO */))
 			continue;
 		char why[1024];
 		syms[i] = symbols_open(o, why, sizeof why);
@@ -164,6 +175,54 @@ void rows_collect(const struct model *m, struct symbols **syms, enum by by, int 
 		}
 	}
 	combine(r);
+}
+
+static int by_object_name(const void *a, const void *b, void *arg)
+{
+	const struct row *v = arg;
+	const struct row *x = &v[*(const size_t *)a], *y = &v[*(const size_t *)b];
+	if (x->object != y->object)
+		return (uintptr_t)x->object < (uintptr_t)y->object ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+void rows_calls(struct rows *r, const struct callgraph *g)
+{
+	size_t n = r->n, *index = xmalloc((n + 1) * sizeof *index);
+	for (size_t i = 0; i < n; i++)
+		index[i] = i;
+	qsort_r(index, n, sizeof *index, by_object_name, r->v);
+	for (size_t k = 0; k < g->nfunctions; k++) {
+		const struct cg_node *f = &g->nodes[k];
+		if (!f->calls && !f->children)
+			continue;
+		/* The row of f's object and name, by bisection. */
+		size_t lo = 0, hi = n;
+		struct row *x = NULL;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			struct row *y = &r->v[index[mid]];
+			int c = y->object != f->object
+					? ((uintptr_t)y->object < (uintptr_t)f->object ? -1 : 1)
+					: strcmp(y->name, f->name);
+			if (!c) {
+				x = y;
+				break;
+			}
+			if (c < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!x) {	/* called, never sampled */
+			x = row_for(r, f->object, f->name, NULL, f->start);
+		}
+		x->calls += f->calls;
+		x->children += f->children;
+	}
+	free(index);
+	if (r->n > n)
+		qsort(r->v + n, r->n - n, sizeof *r->v, by_count);
 }
 
 void rows_free(struct rows *r)

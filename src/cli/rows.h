@@ -23,6 +23,8 @@ struct row {
 	uint64_t start;		/* the function's start, for sorting ties */
 	uint64_t count;
 	uint64_t system;	/* of count, for time in the kernel */
+	uint64_t calls;		/* from gmon.out's arcs (rows_calls), else 0 */
+	double children;	/* seconds of its callees' time given to it */
 };
 
 struct rows {
@@ -31,8 +33,8 @@ struct rows {
 };
 
 /*
- * Open the symbols of every object of m that has samples (NULL for the
- * vdso and objects without samples).  One line and -1 if one cannot be.
+ * Open the symbols of every object of m that has samples or call arcs
+ * (NULL for the vdso and objects with neither).  One line and -1 if one cannot be.
  */
 int rows_open_symbols(const struct model *m, struct symbols **syms);
 
@@ -46,6 +48,15 @@ int rows_open_symbols(const struct model *m, struct symbols **syms);
 void rows_collect(const struct model *m, struct symbols **syms, enum by by, int inlines,
 		  struct rows *r);
 void rows_free(struct rows *r);
+
+struct callgraph;
+/*
+ * The calls and children time of the call graph's functions given to the
+ * function rows of the same object and name, as gprof -p counts them
+ * (calls to itself left out).  Functions called but without samples get
+ * rows of their own, after every row with samples, most calls first.
+ */
+void rows_calls(struct rows *r, const struct callgraph *g);
 
 /* The last part of a path. */
 const char *base_name(const char *path);

@@ -8,11 +8,13 @@ tmp=$(mktemp -d)
 fail=0
 no() { echo "not ok: $*"; fail=1; }
 
-# share CSV FUNCTION OBJECT: the self percent of a row of report --format csv.
+# share CSV FUNCTION OBJECT: the self percent of a row of report --format csv
+# (columns found by their names in the header row).
 share() {
 	awk -F, -v fn="$2" -v obj="$3" '
-		NR == 1 { last = ($NF == "system_percent") ? 2 : 0 }	# object is before them
-		NR > 1 { n = split($(NF - last), p, "/"); if (($5 == fn || index($5, fn ".") == 1) && p[n] == obj) s += $1 }
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		{ f = $col["function"]; n = split($col["object"], p, "/")
+		  if ((f == fn || index(f, fn ".") == 1) && p[n] == obj) s += $1 }
 		END { printf "%.2f\n", s + 0 }' "$1"
 }
 

@@ -15,9 +15,11 @@ cd "$tmp" || exit 1
 cc -O2 -g -o sysmix "$root/tests/cli/sysmix.c"
 
 # sys CSV FUNCTION: the system_percent of the function's row.
-sys() { awk -F, -v fn="$2" 'NR > 1 && $5 == fn { print $NF }' "$1"; }
+sys() { awk -F, -v fn="$2" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR > 1 && $5 == fn { print $c["system_percent"] }' "$1"; }
 # The sum of the rows' system samples, and the file's system statistic.
-sys_rows() { awk -F, 'NR > 1 { s += $(NF - 1) } END { print s + 0 }' "$1"; }
+sys_rows() { awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+	NR > 1 { s += $c["system_samples"] } END { print s + 0 }' "$1"; }
 sys_stat() { "$profil" report --format json "$1" | sed 's/.*"system":\([0-9]*\).*/\1/'; }
 
 backends=timer

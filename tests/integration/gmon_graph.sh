@@ -98,4 +98,32 @@ grep -q "<cycle 1 as a whole> self <cycle 1 as a whole> called 200+19900" o.rec 
 	|| fail "the cycle is not called 200+19900 times"
 grep -q "^fib self fib called 1+" o.rec || fail "fib's recursion is not its self calls"
 echo "call graph: $(wc -l < o.rec) records, $(wc -l < g.rec) from gprof"
+
+# The flat profile: calls equal to gprof -p's, self and total ms/call
+# within the rounding of its last digit (in the unit gprof chose).
+gprof -b -p graph "$f" > flat.txt || fail "gprof -p"
+"$profil" report --format csv "$f" > flat.csv || fail "profil report --format csv"
+awk -F, '
+	NR == FNR {
+		if ($0 ~ /\/call/) { u = $0; sub(/\/call.*/, "", u); sub(/.* /, "", u)
+			ms = u == "s" ? 1000 : u == "ms" ? 1 : u == "us" ? 0.001 : 0.000001 }
+		split($0, w, " ")
+		if (w[1] ~ /^[0-9.]+$/ && w[7] != "") { calls[w[7]] = w[4]; self[w[7]] = w[5]; tot[w[7]] = w[6] }
+		next
+	}
+	FNR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+	{ fn = $c["function"]; got[fn] = $c["calls"]; gs[fn] = $c["self_ms_per_call"]; gt[fn] = $c["total_ms_per_call"] }
+	function off(a, b) { d = a - b; return d < 0 ? -d : d }
+	END {
+		for (fn in calls) {
+			n++
+			if (got[fn] != calls[fn]) { print fn ": " got[fn] " calls, gprof " calls[fn]; bad++ }
+			if (off(gs[fn], self[fn] * ms) > 0.0051 * ms || off(gt[fn], tot[fn] * ms) > 0.0051 * ms) {
+				print fn ": " gs[fn] " and " gt[fn] " ms/call, gprof " self[fn] " and " tot[fn] " x " ms; bad++
+			}
+		}
+		if (n < 7) { print "gprof -p lists " n " functions with calls"; bad++ }
+		if (got["compare"] == "" || got["main"] != 1) { print "compare and main: no calls from outside the text"; bad++ }
+		exit bad > 0
+	}' flat.txt flat.csv || fail "the flat profiles differ (above)"
 done_testing
