@@ -20,6 +20,20 @@ int cmd_report(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 
+/*
+ * An output file made whole under a temporary name (tempfile.c):
+ * temp_open creates tmp (len bytes) beside out, or prints why not and
+ * returns -1; temp_finish closes fd (unless -1), renames tmp to out if
+ * ok (the caller said why not), else removes it, and returns 0 or -1
+ * (after printing why).
+ */
+int temp_open(const char *out, char *tmp, size_t len, int mode);
+int temp_finish(int fd, const char *tmp, const char *out, int ok);
+
+/* profil merge of gmon.out files (merge_gmon.c): a gmon.out with the
+   histograms and the call arcs summed. */
+int merge_gmon(char **files, const char *out);
+
 /* The list of files the last `profil run` in this directory made. */
 #define RUN_LIST ".profil-last"
 

@@ -9,7 +9,8 @@
  *          sample types samples/count and cpu/nanoseconds.
  *   gmon   gmon.out for GNU gprof, through src/format/gmon.h: the
  *          histogram of one object (the program unless --object says
- *          otherwise) at link-time addresses, 2-byte bins.
+ *          otherwise) at link-time addresses, 2-byte bins, and the call
+ *          arcs into it (from gmon.out input).
  *
  * Files are written under a temporary name and renamed into place, so
  * that no half-written file is ever left under the name asked for.
@@ -39,27 +40,6 @@ typedef Perftools__Profiles__Mapping Mapping;
 typedef Perftools__Profiles__Location Location;
 typedef Perftools__Profiles__Line Line;
 typedef Perftools__Profiles__Function Function;
-
-/* ---- Writing a file safely. ---- */
-
-static int open_temp(const char *out, char *tmp, size_t len)
-{
-	snprintf(tmp, len, "%s.tmp.%d", out, (int)getpid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		error_line("%s: %s", tmp, strerror(errno));
-	return fd;
-}
-
-static int finish_temp(const char *tmp, const char *out, int ok)
-{
-	if (ok && rename(tmp, out) == 0)
-		return 0;
-	if (ok)
-		error_line("%s: %s", out, strerror(errno));
-	unlink(tmp);
-	return -1;
-}
 
 /* ---- Strings and functions, made unique with a small hash table. ---- */
 
@@ -288,7 +268,7 @@ static int export_pprof(const struct model *m, struct symbols **syms, const char
 	perftools__profiles__profile__pack(b.p, buf);
 
 	char tmp[PATH_MAX + 32];
-	int fd = open_temp(out, tmp, sizeof tmp);
+	int fd = temp_open(out, tmp, sizeof tmp, 0644);
 	int ok = 0;
 	if (fd >= 0) {
 		gzFile gz = gzdopen(fd, "wb9");
@@ -305,7 +285,7 @@ static int export_pprof(const struct model *m, struct symbols **syms, const char
 	perftools__profiles__profile__free_unpacked(b.p, NULL) ;
 	table_free(&b.strings);
 	table_free(&b.functions);
-	return fd < 0 ? -1 : finish_temp(tmp, out, ok);
+	return fd < 0 ? -1 : temp_finish(-1, tmp, out, ok);
 }
 
 /* ---- gmon.out ---- */
@@ -356,19 +336,34 @@ static int export_gmon(const struct model *m, const char *name, const char *out)
 			if (o->bins[k].first >= h->low_pc && o->bins[k].first < h->high_pc)
 				h->counts[(o->bins[k].first - h->low_pc) / 2] += o->bins[k].count;
 	}
+	/* The call arcs into the object.  A caller outside it keeps the
+	   address it had (gprof makes it spontaneous); one in another object
+	   has no address here, and becomes 0, outside every text too. */
+	g.arcs = calloc(m->narcs ? m->narcs : 1, sizeof *g.arcs);
+	if (!g.arcs) {
+		error_line("out of memory");
+		exit(2);
+	}
+	for (size_t i = 0; i < m->narcs; i++) {
+		const struct arc *a = &m->arcs[i];
+		if (a->to != o)
+			continue;
+		uint64_t from = a->from == o || !a->from ? a->from_pc : 0;
+		g.arcs[g.narcs++] = (struct gmon_arc){ from, a->to_pc, a->count };
+	}
 	char tmp[PATH_MAX + 32];
-	int fd = open_temp(out, tmp, sizeof tmp);
+	int fd = temp_open(out, tmp, sizeof tmp, 0644);
 	int ok = 0;
 	if (fd >= 0) {
 		ok = gmon_write(fd, &g) == 0;
 		if (!ok)
 			error_line("%s: %s", out, strerror(errno));
-		ok &= close(fd) == 0;
 	}
 	for (size_t r = 0; r < g.nhist; r++)
 		free(g.hist[r].counts);
 	free(g.hist);
-	return fd < 0 ? -1 : finish_temp(tmp, out, ok);
+	free(g.arcs);
+	return fd < 0 ? -1 : temp_finish(fd, tmp, out, ok);
 }
 
 int cmd_export(int argc, char **argv)
@@ -377,14 +372,15 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "object", required_argument, NULL, 'O' },
+		{ "exe", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	const char *format = NULL, *out = NULL, *object = NULL;
+	const char *format = NULL, *out = NULL, *object = NULL, *exe = NULL;
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "f:o:O:h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:o:O:e:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			if (strcmp(optarg, "pprof") && strcmp(optarg, "gmon")) {
@@ -395,8 +391,10 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'o': out = optarg; break;
 		case 'O': object = optarg; break;
+		case 'e': exe = optarg; break;
 		case 'h':
-			puts("usage: profil export --format pprof|gmon -o OUT [--object NAME] [FILE...]");
+			puts("usage: profil export --format pprof|gmon -o OUT [--object NAME] [--exe PROGRAM] "
+			     "[FILE...]");
 			return 0;
 		default:
 			if (optopt)
@@ -418,6 +416,7 @@ int cmd_export(int argc, char **argv)
 	if (!files)
 		return 1;
 	struct model m = { 0 };
+	m.exe = exe;
 	int status = 0;
 	for (char **f = files; *f && !status; f++)
 		if (model_add_file(&m, *f) != 0)

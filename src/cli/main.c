@@ -46,7 +46,7 @@ static void usage(FILE *f)
 	fputs("usage: profil run [-F HZ] [-o FILE] [--backend auto|perf|timer] [--] PROGRAM [ARG...]\n"
 	      "       profil report [OPTIONS] [FILE...]\n"
 	      "       profil merge -o OUT FILE...\n"
-	      "       profil export --format pprof|gmon -o OUT [FILE...]\n"
+	      "       profil export --format pprof|gmon -o OUT [--object NAME] [--exe PROGRAM] [FILE...]\n"
 	      "See profil(1).\n", f);
 }
 

@@ -6,7 +6,8 @@
  * range; their counters cover the same addresses whatever the load
  * address, so they add index by index.  The statistics add up too.  The
  * output is written sparse (pages of zeros are left as holes) under a
- * temporary name, then renamed into place.
+ * temporary name, then renamed into place.  gmon.out files are summed
+ * into a gmon.out by merge_gmon.c.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../format/gmon.h"
 #include "../format/profile.h"
 #include "cli.h"
 
@@ -149,6 +151,11 @@ int cmd_merge(int argc, char **argv)
 	char **files = input_files(argc - optind, argv + optind);
 	if (!files)
 		return 1;
+	if (gmon_is_file(files[0])) {
+		int st = merge_gmon(files, out);
+		free_files(files);
+		return st;
+	}
 	struct profile_header h;
 	memset(&h, 0, sizeof h);
 	memcpy(h.magic, PROFILE_MAGIC, 8);
@@ -217,24 +224,15 @@ int cmd_merge(int argc, char **argv)
 				segs[i].head.counted += segs[i].counts[k];
 		}
 		char tmp[PATH_MAX + 32];
-		snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		int fd = temp_open(out, tmp, sizeof tmp, 0600);
 		if (fd < 0) {
-			error_line("%s: %s", tmp, strerror(errno));
 			status = 1;
 		} else {
 			int ok = write_merged(fd, &h, segs, nsegs) == 0;
-			int err = errno;
-			ok &= close(fd) == 0;
-			if (ok && rename(tmp, out) != 0) {
-				err = errno;
-				ok = 0;
-			}
-			if (!ok) {
-				error_line("%s: %s", out, strerror(err));
-				unlink(tmp);
+			if (!ok)
+				error_line("%s: %s", out, strerror(errno));
+			if (temp_finish(fd, tmp, out, ok) != 0)
 				status = 1;
-			}
 		}
 	}
 	for (size_t i = 0; i < nsegs; i++) {

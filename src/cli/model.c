@@ -195,12 +195,7 @@ int model_add_file(struct model *m, const char *path)
 		return classic;
 	struct profile p;
 	char why[512];
-	char magic[4];
-	FILE *f = fopen(path, "rb");
-	int is_gmon = f && fread(magic, 1, 4, f) == 4 && memcmp(magic, GMON_MAGIC, 4) == 0;
-	if (f)
-		fclose(f);
-	if (is_gmon)
+	if (gmon_is_file(path))
 		return add_gmon(m, path);
 	if (profile_open(&p, path, why, sizeof why) != 0) {
 		error_line("%s: %s", path, why);

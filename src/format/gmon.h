@@ -124,4 +124,7 @@ int gmon_read_file(const char *path, struct gmon_profile *p, char *err,
 
 void gmon_free(struct gmon_profile *p);
 
+/* Whether the file at path starts as a gmon.out does ("gmon"). */
+int gmon_is_file(const char *path);
+
 #endif

@@ -292,3 +292,14 @@ out:
 	close(fd);
 	return -1;
 }
+
+int gmon_is_file(const char *path)
+{
+	char magic[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int is = read(fd, magic, 4) == 4 && memcmp(magic, GMON_MAGIC, 4) == 0;
+	close(fd);
+	return is;
+}

@@ -126,4 +126,30 @@ awk -F, '
 		if (got["compare"] == "" || got["main"] != 1) { print "compare and main: no calls from outside the text"; bad++ }
 		exit bad > 0
 	}' flat.txt flat.csv || fail "the flat profiles differ (above)"
+
+# merge sums what gprof -s sums: gprof reads the same from both sums.
+mkdir two && cd two || exit 1
+../graph 1 2> /dev/null && ../graph 1 2> /dev/null || fail "graph exited $?"
+set -- gmon.graph.*.out
+[ $# -eq 2 ] || fail "two runs made $# files"
+"$profil" merge -o merged.out "$@" || fail "profil merge of gmon.out files: status $?"
+gprof -s ../graph "$@" || fail "gprof -s"
+gprof -b ../graph gmon.sum > sum.txt
+gprof -b ../graph merged.out > merged.txt || fail "gprof cannot read the merged file"
+cmp -s sum.txt merged.txt || { diff sum.txt merged.txt | head; fail "profil merge and gprof -s differ"; }
+[ "$(calls ../graph merged.out is_odd)" -eq 20000 ] || fail "merged: is_odd not called 2 x 10000 times"
+# export writes the arcs back: gprof reads the same as from the original.
+"$profil" export --format gmon --exe ../graph -o exported.out merged.out || fail "export: $?"
+gprof -b ../graph exported.out > exported.txt || fail "gprof cannot read the exported file"
+cmp -s merged.txt exported.txt || { diff merged.txt exported.txt | head; fail "export changed the profile"; }
+# Files that are not of one program, or not gmon.out files.
+printf 'not a profile' > junk
+"$profil" merge -o bad.out "$1" junk 2> err && fail "gmon.out merged with junk"
+grep -q "junk: not a gmon.out file" err || fail "merge with junk: $(cat err)"
+cd .. || exit 1
+build calls calls.c
+./calls 1 1000 || fail "calls exited $?"
+"$profil" merge -o bad.out "$f" gmon.calls.*.out 2> err && fail "two programs' gmon.out merged"
+grep -q "not a profile of the same program" err || fail "merge of two programs: $(cat err)"
+[ -e bad.out ] || [ -e two/bad.out ] && fail "a failed merge left its output"
 done_testing
