@@ -185,7 +185,9 @@ int cmd_merge(int argc, char **argv)
 			h.hz = in->hz;
 		if (in->backend)
 			h.backend = in->backend;
-		h.flags |= in->flags & PROFILE_F_NO_KERNEL;
+		h.flags |= in->flags & (PROFILE_F_NO_KERNEL | PROFILE_F_WRITE_LOST);
+		if (in->perf_errno)
+			h.perf_errno = in->perf_errno;
 		h.threads += in->threads;
 		h.threads_unsampled += in->threads_unsampled;
 		h.threads_fallback += in->threads_fallback;

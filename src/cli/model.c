@@ -7,6 +7,7 @@
  * (src/common/bins.h), never rounded into a neighbour.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,17 @@ const char *backend_name(int id)
 	case PROFIL_BACKEND_PERF: return "perf";
 	case PROFIL_BACKEND_TIMER: return "timer";
 	default: return "none";
+	}
+}
+
+const char *perf_refusal(int err)
+{
+	switch (err) {
+	case EACCES: return "EACCES, as under perf_event_paranoid 3";
+	case EPERM: return "EPERM, as from a seccomp filter";
+	case ENOSYS: return "ENOSYS: no perf events in this kernel, or a seccomp filter";
+	case EMFILE: return "EMFILE: no file descriptor to spare (RLIMIT_NOFILE)";
+	default: return strerror(err);
 	}
 }
 
@@ -206,6 +218,9 @@ int model_add_file(struct model *m, const char *path)
 		m->hz = h->hz;
 	if (h->backend)
 		m->backend = h->backend;
+	if (h->perf_errno)
+		m->perf_errno = (int)h->perf_errno;
+	m->write_lost += !!(h->flags & PROFILE_F_WRITE_LOST);
 	m->no_kernel |= !!(h->flags & PROFILE_F_NO_KERNEL);
 	m->unfinished += h->state != PROFILE_COMPLETE;
 	/* A running file's counters went on after its statistics. */

@@ -54,6 +54,8 @@ struct model {
 	unsigned system_files;	/* files with system counts per pc */
 	uint32_t hz;
 	int backend;
+	int perf_errno;		/* why perf was passed over (auto), or 0 */
+	unsigned write_lost;	/* files that lost samples to a full disk */
 	int no_kernel;
 	uint64_t taken, counted, outside, saturated, lost, observed, cpu_ns;
 	uint64_t threads, threads_unsampled, threads_fallback, system;
@@ -94,5 +96,8 @@ double model_seconds_each(const struct model *m);
 void model_free(struct model *m);
 
 const char *backend_name(int id);
+
+/* Why perf_event_open refused, for one line: "EACCES, as under ...". */
+const char *perf_refusal(int err);
 
 #endif

@@ -49,8 +49,15 @@ static void header(const struct model *m, double each)
 		printf(" (%" PRIu64 " could not be)", m->threads_unsampled);
 	if (m->threads_fallback)
 		printf(" (%" PRIu64 " by timer: no perf event)", m->threads_fallback);
-	printf("; backend %s%s\n", backend_name(m->backend),
+	printf("; backend %s%s", backend_name(m->backend),
 	       m->no_kernel ? " (kernel time not seen)" : "");
+	if (m->perf_errno)
+		printf(" (perf events refused: %s)", perf_refusal(m->perf_errno));
+	putchar('\n');
+	if (m->write_lost)
+		printf("%u process%s lost samples: the file system had no room for their "
+		       "counters (lost counts them)\n", m->write_lost,
+		       m->write_lost == 1 ? "" : "es");
 	if (m->unfinished)
 		printf("%u process%s did not exit normally: its last second of statistics may be "
 		       "missing\n", m->unfinished, m->unfinished == 1 ? "" : "es");

@@ -21,7 +21,9 @@
 #include <unistd.h>
 
 #include "../../include/profil.h"
+#include "../format/profile.h"
 #include "cli.h"
+#include "model.h"
 
 /* libprofil.so beside the command: ../lib from bin/, as installed and built. */
 static int find_library(char *out, size_t size)
@@ -72,28 +74,113 @@ static void set(const char *name, const char *value)
 	}
 }
 
-/* How many files the run made, and how much they hold. */
-static void summary(const char *list)
+/*
+ * Can profiles be made in dir?  Else one line naming what (the variable
+ * or option) and name (its value), and why, before anything runs: every process of the tree
+ * would say it again otherwise.  A symbolic link to a directory is a
+ * directory here; the file itself is never made through one.
+ */
+static int check_dir(const char *what, const char *name, const char *dir)
 {
+	struct stat st;
+	const char *why = NULL;
+	if (stat(dir, &st) != 0)
+		why = strerror(errno);
+	else if (!S_ISDIR(st.st_mode))
+		why = "not a directory";
+	else if (access(dir, W_OK | X_OK) != 0)
+		why = strerror(errno);
+	if (!why)
+		return 0;
+	error_line("%s%s: %s%s: no profile can be written there", what, name,
+		   name == dir ? "" : "its directory: ", why);
+	return -1;
+}
+
+/* Why auto passed perf over in the file, from its header, or 0. */
+static int perf_errno_of(const char *name)
+{
+	int err = 0;
+	struct profile_header h;
+	int fd = open(name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h
+	    && profile_is_profile(&h, sizeof h))
+		err = (int)h.perf_errno;
+	close(fd);
+	return err;
+}
+
+/* The program execvp would run (a path with a slash: itself), or NULL. */
+static char *find_program(const char *name)
+{
+	if (strchr(name, '/'))
+		return xstrdup(name);
+	const char *dirs = getenv("PATH");
+	for (const char *d = dirs ? dirs : "/usr/bin:/bin"; d; d = strchr(d, ':') ? strchr(d, ':') + 1 : NULL) {
+		size_t len = strcspn(d, ":");
+		char *path = xmalloc(len + strlen(name) + 3);
+		sprintf(path, "%.*s%s%s", (int)len, d, len ? "/" : "", name);
+		if (access(path, X_OK) == 0)
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+/* How many files the run made, and how much they hold. */
+static void summary(const char *list, const char *program)
+{
+	/* Read whole before each file is opened: one descriptor at a time
+	   under a tight RLIMIT_NOFILE. */
 	FILE *f = fopen(list, "r");
-	if (!f)
+	char *names = NULL;
+	size_t size = 0;
+	if (f) {
+		names = xmalloc(1);
+		char chunk[4096];
+		size_t got;
+		while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+			names = xrealloc(names, size + got + 1);
+			memcpy(names + size, chunk, got);
+			size += got;
+		}
+		names[size] = '\0';
+		fclose(f);
+	}
+	if (!names) {
+		error_line("%s: %s: cannot tell which profiles were written", list,
+			   strerror(errno));
 		return;
-	char line[PATH_MAX + 2], first[PATH_MAX + 2] = "";
+	}
+	char first[PATH_MAX + 2] = "";
 	unsigned n = 0;
-	while (fgets(line, sizeof line, f)) {
+	int perf_errno = 0;
+	for (char *line = strtok(names, "\n"); line; line = strtok(NULL, "\n")) {
 		if (n++ == 0)
 			snprintf(first, sizeof first, "%s", line);
+		if (!perf_errno)
+			perf_errno = perf_errno_of(line);
 	}
-	fclose(f);
-	first[strcspn(first, "\n")] = '\0';
-	if (n == 0)
-		error_line("no profile was written (a statically linked program cannot be "
-			   "profiled by profil run)");
+	free(names);
+	if (perf_errno)
+		fprintf(stderr, "profil: perf events refused (%s): the timer backend sampled "
+			"instead\n", perf_refusal(perf_errno));
+	struct stat st;
+	char *path = n ? NULL : find_program(program);
+	if (path && stat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
+		error_line("no profile was written: %s is set-user-ID or set-group-ID, and "
+			   "the loader ignores LD_PRELOAD there", program);
+	else if (n == 0)
+		error_line("no profile was written: the program is statically linked (profil "
+			   "run cannot profile it), or libprofil said why above");
 	else if (n == 1)
 		fprintf(stderr, "profil: wrote %s; see profil report\n", first);
 	else
 		fprintf(stderr, "profil: wrote %u profiles, one for each process; "
 			"see profil report\n", n);
+	free(path);
 }
 
 int cmd_run(int argc, char **argv)
@@ -185,6 +272,18 @@ int cmd_run(int argc, char **argv)
 	}
 	if (backend)
 		set("PROFIL_BACKEND", backend);
+	const char *profdir = getenv("PROFDIR");
+	if (out) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", out);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir] = '\0';	/* "/x": "/" */
+		if (check_dir("-o ", out, slash ? dir : ".") != 0)
+			return 2;
+	} else if (profdir && *profdir && check_dir("PROFDIR=", profdir, profdir) != 0) {
+		return 2;
+	}
 	if (out) {
 		/* Asked for by name: an older file of that name is replaced. */
 		struct stat st;
@@ -221,7 +320,7 @@ int cmd_run(int argc, char **argv)
 		}
 	/* 126 and 127 from a child that could not exec said why already. */
 	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 126 && WEXITSTATUS(status) != 127))
-		summary(list);
+		summary(list, argv[optind]);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	int sig = WTERMSIG(status);

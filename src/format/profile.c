@@ -2,7 +2,8 @@
  * profile.c - reading the profil profile file (profil(5)) in the command.
  *
  * The runtime writes the file in place (src/runtime/preload.c); this is
- * the other side.  The file is mapped read-only and every field that
+ * the other side.  The file is read into memory (its data, not its
+ * holes: see read_file) and every field that
  * leads somewhere (sizes, counts, offsets) is checked against the file's
  * size before it is followed, so that a truncated, corrupt or hostile
  * file is refused in one line and never read past.
@@ -69,6 +70,40 @@ static int check_segment(const struct profile_segment *s, uint64_t at, uint64_t 
 	return 0;
 }
 
+/*
+ * The file's data into an anonymous mapping of size bytes; the holes
+ * (counters never written: the runtime's files are sparse) stay pages
+ * never touched, zeros that cost nothing.  Read, not mapped: on a full
+ * tmpfs a shared or private mapping of a hole has to allocate a page
+ * when it is read, and the reader dies of SIGBUS.  Returns the bytes
+ * read (size but for a file that shrank meanwhile), or -1 with errno.
+ */
+static ssize_t read_file(int fd, void *map, size_t size)
+{
+	size_t at = 0;
+	while (at < size) {
+		off_t data = lseek(fd, (off_t)at, SEEK_DATA);
+		if (data < 0 && errno == ENXIO)
+			return (ssize_t)size;	/* a hole to the end */
+		if (data < 0)
+			data = (off_t)at;	/* no SEEK_DATA here: read it all */
+		off_t hole = lseek(fd, data, SEEK_HOLE);
+		if (hole < 0 || (size_t)hole > size)
+			hole = (off_t)size;
+		for (at = (size_t)data; at < (size_t)hole;) {
+			ssize_t r = pread(fd, (char *)map + at, (size_t)hole - at, (off_t)at);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				return (ssize_t)at;
+			at += (size_t)r;
+		}
+	}
+	return (ssize_t)size;
+}
+
 int profile_open(struct profile *p, const char *path, char *why, size_t len)
 {
 	memset(p, 0, sizeof *p);
@@ -85,12 +120,26 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 		close(fd);
 		return fail(why, len, "empty file");
 	}
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		close(fd);
+		return fail(why, len, "cannot read: %s", strerror(errno));
+	}
+	ssize_t got = read_file(fd, map, (size_t)st.st_size);
+	int err = errno;
 	close(fd);
-	if (map == MAP_FAILED)
-		return fail(why, len, "cannot map: %s", strerror(errno));
+	if (got <= 0) {
+		munmap(map, (size_t)st.st_size);
+		return fail(why, len, "cannot read: %s", got < 0 ? strerror(err) : "empty file");
+	}
 	p->map = map;
 	p->map_size = (size_t)st.st_size;
+	if ((size_t)got < p->map_size) {	/* shrank while read: what is there */
+		munmap((char *)map + ((size_t)got + 4095) / 4096 * 4096,
+		       p->map_size - ((size_t)got + 4095) / 4096 * 4096);
+		p->map_size = (size_t)got;
+	}
 	if (!profile_is_profile(map, p->map_size)) {
 		return refuse(p, why, len, "not a profil profile (bad magic number)");
 	}

@@ -59,7 +59,7 @@ struct profile_header {
 	uint64_t run_id;	/* the profil run that made it, or 0 */
 	uint64_t system;	/* of taken: for time in the kernel */
 	uint32_t threads_fallback; /* perf threads given a timer instead */
-	uint32_t reserved0;
+	uint32_t perf_errno;	/* why auto did not use perf_event_open, or 0 */
 	uint64_t reserved[6];
 	char command[256];	/* argv[0] of the program, NUL-terminated */
 };
@@ -67,6 +67,8 @@ struct profile_header {
 /* Flags. */
 #define PROFILE_F_NO_KERNEL 1u	/* the backend cannot see kernel time */
 #define PROFILE_F_MERGED 2u	/* a sum of several profiles */
+#define PROFILE_F_WRITE_LOST 4u	/* samples lost: the file system gave the
+				   counters no room (a full disk) */
 
 /* The first page of a segment; its counters follow at the next page. */
 struct profile_segment {

@@ -55,6 +55,7 @@
 
 #include "../../include/profil.h"
 #include "backend.h"
+#include "fds.h"
 #include "perf_ring.h"
 #include "sampler.h"
 #include "stats.h"
@@ -110,7 +111,8 @@ static int event_open(pid_t tid, unsigned pages, int disabled)
 	attr.exclude_hv = 1;
 	attr.watermark = 1;
 	attr.wakeup_watermark = (uint32_t)(pages * page_size / 2);
-	return (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return fds_keep((int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
+				     PERF_FLAG_FD_CLOEXEC));
 }
 
 static void wake_drainer(void)
@@ -292,7 +294,7 @@ static int perf_open(unsigned hz, unsigned generation)
 	if (fd < 0)
 		return -errno;
 	close(fd);
-	wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	wake_fd = fds_keep(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (wake_fd < 0)
 		return -errno;
 	atomic_store(&stopping, 0);

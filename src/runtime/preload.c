@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,7 +58,10 @@ struct seg {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int on;		/* the preload mode is running */
-static int fd = -1;
+static int fd = -1;		/* open only while the file grows: file_open */
+static char path[PATH_MAX];	/* the file, absolute */
+static dev_t file_dev;
+static ino_t file_ino;
 static struct profile_header *header;
 static struct seg *segs;
 static size_t nsegs, capacity;
@@ -96,8 +100,11 @@ static void publish_stats(struct profile_header *h)
 	h->threads_fallback = atomic_load(&stats.threads_fallback);
 	h->system = atomic_load(&stats.system);
 	h->backend = sampler_backend_in_use();
+	h->perf_errno = (uint32_t)sampler_passed_over();
 	if (sampler_user_only())
 		h->flags |= PROFILE_F_NO_KERNEL;
+	if (sinks_faults())
+		h->flags |= PROFILE_F_WRITE_LOST;
 	h->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
 }
 
@@ -174,6 +181,16 @@ static void file_name(char *out, size_t size)
 	const char *outname = secure_getenv("PROFIL_OUT");
 	const char *prefix = secure_getenv("GMON_OUT_PREFIX");
 	const char *dir = secure_getenv("PROFDIR");
+	static int dir_bad = -1;	/* checked once; a fork child knows */
+	struct stat st;
+	if (dir && *dir && dir_bad < 0) {
+		dir_bad = stat(dir, &st) != 0 || !S_ISDIR(st.st_mode);
+		if (dir_bad)
+			env_complain("PROFDIR", dir, "not a directory that can be opened",
+				     "the current directory");
+	}
+	if (dir_bad > 0)
+		dir = NULL;
 	char name[256];
 	program_name(name, sizeof name);
 	if (outname && *outname)
@@ -185,26 +202,54 @@ static void file_name(char *out, size_t size)
 			 dir && *dir ? "/" : "", name, (int)getpid());
 }
 
+/* name made absolute into path (cut if it does not fit). */
+static void set_path(const char *name)
+{
+	char cwd[PATH_MAX];
+	if (name[0] != '/' && getcwd(cwd, sizeof cwd) && strlen(cwd) + strlen(name) + 2 <= sizeof path)
+		strcat(strcat(strcpy(path, cwd), "/"), name);
+	else
+		copy(path, sizeof path, name);
+}
+
 /* Add the file's name to the run's list, for `profil report`. */
-static void list_file(const char *name)
+static void list_file(void)
 {
 	const char *list = secure_getenv("PROFIL_RUN_LIST");
 	if (!list || !*list)
 		return;
-	char abs[PATH_MAX], line[PATH_MAX + 2];
-	line[0] = '\0';
-	if (name[0] != '/' && getcwd(abs, sizeof abs) && strlen(abs) + strlen(name) + 3 < sizeof line) {
-		strcat(strcat(strcpy(line, abs), "/"), name);
-	} else if (strlen(name) + 2 < sizeof line) {
-		strcpy(line, name);
-	}
-	strcat(line, "\n");
+	char line[PATH_MAX + 2];
+	strcat(strcpy(line, path), "\n");
 	int lfd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-	if (lfd < 0)
+	if (lfd < 0) {
+		complain("cannot list the profile in", list);
 		return;
-	ssize_t r = write(lfd, line, strlen(line));	/* one write: atomic */
-	(void)r;
+	}
+	if (write(lfd, line, strlen(line)) != (ssize_t)strlen(line))	/* one write: atomic */
+		complain("cannot list the profile in", list);
 	close(lfd);
+}
+
+/*
+ * Write a page of zeros at offset at of the file.  The pages written
+ * through the mapping outside a signal handler (the header, the head of
+ * each segment) are allocated this way first: on a full file system a
+ * write to a page the file system cannot give would be a SIGBUS, where
+ * this is ENOSPC.  Counters stay sparse (a fault there loses a sample,
+ * sink.c's lose_faults).
+ */
+static int write_page(uint64_t at)
+{
+	static const char zeros[PROFILE_PAGE];
+	for (;;) {
+		ssize_t w = pwrite(fd, zeros, sizeof zeros, (off_t)at);
+		if (w == (ssize_t)sizeof zeros)
+			return 0;
+		if (w >= 0)
+			errno = ENOSPC;
+		if (w >= 0 || errno != EINTR)
+			return -1;
+	}
 }
 
 /* Create the file: never through a symbolic link, never over another. */
@@ -223,7 +268,7 @@ static int create_file(void)
 		complain("cannot create profile", name);
 		return -1;
 	}
-	if (ftruncate(fd, PROFILE_PAGE) != 0) {
+	if (write_page(0) != 0) {
 		complain("cannot write profile", name);
 		goto fail;
 	}
@@ -245,7 +290,12 @@ static int create_file(void)
 	header->start_ns = header->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
 	header->run_id = run_id;
 	program_name(header->command, sizeof header->command);
-	list_file(name);
+	set_path(name);
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		file_dev = st.st_dev;
+		file_ino = st.st_ino;
+	}
 	return 0;
 fail:
 	close(fd);
@@ -254,13 +304,47 @@ fail:
 	return -1;
 }
 
+/*
+ * Open the file again to grow it, by name, and only if it is still the
+ * file made (same device and inode).  Between growths no descriptor is
+ * held: a program at its RLIMIT_NOFILE keeps every descriptor it would
+ * have without the profiler.  0, or -1 once said why.
+ */
+static int file_open(void)
+{
+	static int said;
+	struct stat st;
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != file_dev || st.st_ino != file_ino)) {
+		close(fd);
+		fd = -1;
+		errno = ESTALE;
+	}
+	if (fd < 0 && !said++)
+		complain("cannot add libraries opened later to profile", path);
+	return fd < 0 ? -1 : 0;
+}
+
+static void file_close(void)
+{
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+}
+
 /* Grow the file by a segment of ncounters counters, mapped; or NULL. */
 static struct profile_segment *grow(uint64_t ncounters)
 {
 	uint64_t size = profile_segment_size(ncounters, 4);
 	uint64_t at = header->end;
-	if (ftruncate(fd, (off_t)(at + size)) != 0)
+	if (fd < 0)
 		return NULL;
+	if (write_page(at) != 0 || ftruncate(fd, (off_t)(at + size)) != 0) {
+		static int said;
+		if (!said++)
+			complain("cannot add objects to profile", path);
+		return NULL;
+	}
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -436,6 +520,7 @@ static struct sink_set *make_set(void)
 	struct sink_set *set = sinks_new((unsigned)n);
 	if (!set)
 		return NULL;
+	set->lose_faults = 1;
 	size_t k = 0;
 	for (size_t i = 0; i < nsegs; i++) {
 		if (segs[i].unmapped)
@@ -477,7 +562,10 @@ static void rescan(void)
 			gone = 1;
 		}
 	}
-	dl_iterate_phdr(add_object, NULL);
+	if (file_open() == 0) {
+		dl_iterate_phdr(add_object, NULL);
+		file_close();
+	}
 	publish_segments();
 	if (nsegs != before || gone)
 		install_sinks();
@@ -487,6 +575,16 @@ static void finish(int state)
 {
 	publish_stats(header);
 	header->state = (uint32_t)state;
+	uint64_t lost = sinks_faults();
+	if (lost) {
+		/* A page of counters the file system could not give (a full
+		   disk, a quota): those samples are lost, the rest are there. */
+		char what[96];
+		snprintf(what, sizeof what, "%llu samples lost: no room for the counters in",
+			 (unsigned long long)lost);
+		errno = ENOSPC;
+		complain(what, path);
+	}
 }
 
 /* ---- Hooks from the sampler. ---- */
@@ -523,6 +621,9 @@ static void preload_fork_child(void)
 		if (old[i].sys)
 			add_system();
 	}
+	file_close();
+	if (ok)
+		list_file();
 	for (size_t i = 0; i < nold; i++) {
 		munmap(old[i].head, old[i].size);
 		if (old[i].sys)
@@ -574,6 +675,8 @@ void preload_init(void)
 		return;
 	}
 	dl_iterate_phdr(add_object, NULL);
+	file_close();	/* before listing it: that takes a descriptor too */
+	list_file();
 	publish_segments();
 	sampler_set_preload_hooks(&hooks);
 	on = 1;

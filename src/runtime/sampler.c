@@ -28,6 +28,7 @@
 #include "backend.h"
 #include "env.h"
 #include "fault.h"
+#include "fds.h"
 #include "sampler.h"
 #include "stats.h"
 
@@ -47,6 +48,7 @@ static const struct backend *backend;	/* open while active */
 static int wanted = PROFIL_BACKEND_AUTO;
 static int used;			/* id of the backend last opened */
 static const struct backend *used_backend;	/* the one last opened */
+static int passed_over;		/* errno that made auto pass a backend over */
 static unsigned hz = PROFIL_HZ_DEFAULT;
 static int system_time = 1;		/* PROFIL_SYSTEM_TIME */
 static pid_t owner;			/* the process the session belongs to */
@@ -247,15 +249,21 @@ static int task_fd = -1;
    threads that have a slot, without asking the backend. */
 static void arm_listed(int only_new)
 {
+	static const char task[] = "/proc/self/task";
+	int transient = -1;	/* not to be kept (fds.c): for this listing only */
 	if (task_fd < 0)
-		task_fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (task_fd < 0 || lseek(task_fd, 0, SEEK_SET) != 0) {
+		task_fd = fds_keep(open(task, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	int dir = task_fd >= 0 ? task_fd
+		: (transient = open(task, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	if (dir < 0 || lseek(dir, 0, SEEK_SET) != 0) {
 		arm_thread(current_tid());
+		if (transient >= 0)
+			close(transient);
 		return;
 	}
 	char buf[4096] __attribute__((aligned(8)));
 	long n;
-	while ((n = syscall(SYS_getdents64, task_fd, buf, sizeof buf)) > 0) {
+	while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
 		for (long at = 0; at < n;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + at);
 			at += d->d_reclen;
@@ -266,6 +274,8 @@ static void arm_listed(int only_new)
 			arm_thread((pid_t)tid);
 		}
 	}
+	if (transient >= 0)
+		close(transient);
 }
 
 static void arm_all(void)
@@ -291,6 +301,7 @@ static void disarm_all(void)
 static int open_backend(void)
 {
 	int last = -ENOTSUP;
+	passed_over = 0;
 	for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
 		const struct backend *b = backends[i];
 		if (wanted != PROFIL_BACKEND_AUTO && wanted != b->id)
@@ -302,6 +313,7 @@ static int open_backend(void)
 			used_backend = b;
 			return 0;
 		}
+		passed_over = -last;	/* say why it was not this one */
 		if (wanted != PROFIL_BACKEND_AUTO)
 			break;
 	}
@@ -457,6 +469,11 @@ unsigned sampler_hz(void)
 int sampler_backend_in_use(void)
 {
 	return used;
+}
+
+int sampler_passed_over(void)
+{
+	return used != PROFIL_BACKEND_PERF ? passed_over : 0;
 }
 
 int sampler_system_time(void)

@@ -91,6 +91,13 @@ int threads_create_unsampled(pthread_t *thread, void *(*routine)(void *), void *
 
 /* Does the backend in use see kernel time?  (PROFIL_STATS_USER_ONLY) */
 int sampler_user_only(void);
+
+/*
+ * Why auto did not use the perf backend (the errno perf_event_open gave:
+ * EACCES under perf_event_paranoid 3, EPERM from a seccomp filter, EMFILE
+ * without a descriptor to spare), or 0 if it did or was not asked to.
+ */
+int sampler_passed_over(void);
 /* Should a user-only backend charge system time?  (PROFIL_SYSTEM_TIME) */
 int sampler_system_time(void);
 

@@ -24,6 +24,7 @@
 static _Atomic(struct sink_set *) current;
 static atomic_uint epoch;
 static atomic_uint readers[2];
+static _Atomic uint64_t faults;	/* samples lost in lose_faults sets */
 
 struct sink_set *sinks_new(unsigned n)
 {
@@ -58,8 +59,14 @@ int sinks_owner(void)
 	return set ? (int)set->owner : -1;
 }
 
+uint64_t sinks_faults(void)
+{
+	return atomic_load(&faults);
+}
+
 void sinks_after_fork(void)
 {
+	atomic_store(&faults, 0);
 	atomic_store(&readers[0], 0);
 	atomic_store(&readers[1], 0);
 }
@@ -115,8 +122,14 @@ static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
 			continue;
 		if (r->kind == REGION_OVERFLOW)
 			overflow = r;
-		else if (bins_index(pc, r->offset, r->scale, r->ncounters, &index))
-			return add_to(r, index, weight);
+		else if (bins_index(pc, r->offset, r->scale, r->ncounters, &index)) {
+			enum sink_result res = add_to(r, index, weight);
+			if (res == SINK_FAULT && set->lose_faults) {
+				atomic_fetch_add_explicit(&faults, weight, memory_order_relaxed);
+				res = SINK_OK;	/* lost; the other pages still count */
+			}
+			return res;
+		}
 	}
 	if (overflow)
 		return add_to(overflow, 0, weight);

@@ -39,6 +39,9 @@ enum sink_owner { OWNER_PROFIL, OWNER_SPROFIL, OWNER_PCSAMPLE, OWNER_MONITOR };
 struct sink_set {
 	unsigned nregions;
 	enum sink_owner owner;
+	int lose_faults;	/* a fault loses the sample, no more: counters
+				   in a file whose pages a full file system
+				   may refuse one by one (profil run) */
 	struct region regions[];	/* histograms highest offset first */
 };
 
@@ -78,6 +81,9 @@ enum sink_result { SINK_OK, SINK_FAULT, SINK_NONE };
  * set is installed (profiling is being turned off): nothing was taken.
  */
 enum sink_result sinks_count(uintptr_t pc, uint32_t weight);
+
+/* Samples lost to faults in a set with lose_faults, since the start. */
+uint64_t sinks_faults(void);
 
 /*
  * Of weight samples sinks_count() has just counted at pc, system stand
