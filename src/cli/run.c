@@ -97,8 +97,9 @@ static int check_dir(const char *what, const char *name, const char *dir)
 	return -1;
 }
 
-/* Why auto passed perf over in the file, from its header, or 0. */
-static int perf_errno_of(const char *name)
+/* From a file's header: why auto passed perf over (or 0), and how many
+   threads the perf backend gave a timer instead (added to *fallback). */
+static int perf_errno_of(const char *name, unsigned *fallback)
 {
 	int err = 0;
 	struct profile_header h;
@@ -106,8 +107,10 @@ static int perf_errno_of(const char *name)
 	if (fd < 0)
 		return 0;
 	if (pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h
-	    && profile_is_profile(&h, sizeof h))
+	    && profile_is_profile(&h, sizeof h)) {
 		err = (int)h.perf_errno;
+		*fallback += h.threads_fallback;
+	}
 	close(fd);
 	return err;
 }
@@ -157,16 +160,22 @@ static void summary(const char *list, const char *program)
 	char first[PATH_MAX + 2] = "";
 	unsigned n = 0;
 	int perf_errno = 0;
+	unsigned fallback = 0;
 	for (char *line = strtok(names, "\n"); line; line = strtok(NULL, "\n")) {
 		if (n++ == 0)
 			snprintf(first, sizeof first, "%s", line);
-		if (!perf_errno)
-			perf_errno = perf_errno_of(line);
+		int err = perf_errno_of(line, &fallback);
+		if (err)
+			perf_errno = err;
 	}
 	free(names);
 	if (perf_errno)
 		fprintf(stderr, "profil: perf events refused (%s): the timer backend sampled "
 			"instead\n", perf_refusal(perf_errno));
+	if (fallback)
+		fprintf(stderr, "profil: %u thread%s had no perf event (RLIMIT_NOFILE, "
+			"RLIMIT_MEMLOCK): sampled by timer instead\n", fallback,
+			fallback == 1 ? "" : "s");
 	struct stat st;
 	char *path = n ? NULL : find_program(program);
 	if (path && stat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
@@ -240,6 +249,18 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	}
 
+	const char *profdir = getenv("PROFDIR");
+	if (out) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof dir, "%s", out);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir] = '\0';	/* "/x": "/" */
+		if (check_dir("-o ", out, slash ? dir : ".") != 0)
+			return 2;
+	} else if (profdir && *profdir && check_dir("PROFDIR=", profdir, profdir) != 0) {
+		return 2;
+	}
 	char cwd[PATH_MAX], list[PATH_MAX + 32], buf[PATH_MAX * 2 + 16];
 	if (!getcwd(cwd, sizeof cwd)) {
 		error_line("cannot name the current directory: %s", strerror(errno));
@@ -272,18 +293,6 @@ int cmd_run(int argc, char **argv)
 	}
 	if (backend)
 		set("PROFIL_BACKEND", backend);
-	const char *profdir = getenv("PROFDIR");
-	if (out) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s", out);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			slash[slash == dir] = '\0';	/* "/x": "/" */
-		if (check_dir("-o ", out, slash ? dir : ".") != 0)
-			return 2;
-	} else if (profdir && *profdir && check_dir("PROFDIR=", profdir, profdir) != 0) {
-		return 2;
-	}
 	if (out) {
 		/* Asked for by name: an older file of that name is replaced. */
 		struct stat st;

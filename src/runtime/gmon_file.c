@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,14 +83,17 @@ static void add_num(struct str *s, unsigned long v)
 	add(s, d + i);
 }
 
-static void say(const char *a, const char *b, const char *c)
+/* "libprofil: " and the parts, NULL-ended, in one line. */
+static void say(const char *part, ...)
 {
-	char line[PATH_MAX + 200];
+	char line[2 * PATH_MAX + 200];
 	struct str s = { line, 0, sizeof line, 0 };
 	add(&s, "libprofil: ");
-	add(&s, a);
-	add(&s, b);
-	add(&s, c);
+	va_list ap;
+	va_start(ap, part);
+	for (; part; part = va_arg(ap, const char *))
+		add(&s, part);
+	va_end(ap);
 	add(&s, "; profile not written\n");
 	if (s.overflow)
 		line[s.len - 1] = '\n';
@@ -97,14 +101,17 @@ static void say(const char *a, const char *b, const char *c)
 	(void)r;
 }
 
+/* Once per process: the file (in the directory, if it is a name there)
+   and why. */
 static void report(const char *name, int err)
 {
 	if (f.reported)
 		return;
 	f.reported = 1;
 	const char *why = strerrordesc_np(err);
-	say(name, ": ", why ? why : "error");
-	(void)0;
+	int inside = name[0] != '/' && f.dir_path[0] && name != f.dir_path;
+	say(inside ? f.dir_path : "", inside ? "/" : "", name, ": ", why ? why : "error",
+	    (const char *)NULL);
 }
 
 static int hold_dir(const char *path)

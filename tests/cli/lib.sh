@@ -39,3 +39,17 @@ prun() {
 		"$profil" run "$@"
 	fi
 }
+
+# adds_up PROFILE...: report's statistics add up as SPEC section 2 says
+# (taken = counted + outside + saturated + lost), and something was taken.
+adds_up() {
+	"$profil" report --format json "$@" | tr ',{' '\n\n' | awk -F: '
+		!($1 in v) { v[$1] = $2 }
+		END { t = v["\"taken\""]; exit !(t > 0 && t == v["\"samples\""] + v["\"outside\""] \
+			+ v["\"saturated\""] + v["\"lost\""]) }'
+}
+
+# hostile: tests/cli/hostile.c, built once into $tmp.
+build_hostile() {
+	cc -O2 -g -pthread -o "$tmp/hostile" "$root/tests/cli/hostile.c" || exit 1
+}

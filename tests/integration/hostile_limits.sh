@@ -1,0 +1,61 @@
+#!/bin/sh
+# hostile_limits.sh BUILD - resource limits at their least (issue 6,
+# item 4).  RLIMIT_NOFILE 4, the least a dynamically linked program runs
+# with: the program still opens its files as without the profiler
+# (libprofil keeps no descriptor in the top quarter of the limit), perf
+# is passed over with one line, and the profile adds up and finds the hot
+# function.  A few descriptors, or RLIMIT_MEMLOCK 0 for a user that
+# perf_event_mlock_kb does not cover, and many threads: the threads
+# without a perf event are sampled by timer, and profil run says so.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/cli/lib.sh"
+cd "$tmp" || exit 1
+build_hostile
+
+# check WHAT PROFILE: it adds up, and hot() has nearly all the samples.
+check() {
+	adds_up "$2" || no "$1: statistics do not add up: $("$profil" report "$2" | sed -n 2p)"
+	"$profil" report --format csv "$2" > p.csv
+	h=$(share p.csv hot hostile)
+	within "$h" 100 10 || no "$1: hot() has $h% of the samples, want nearly all"
+	echo "$1: hot() $h%; $("$profil" report "$2" | sed -n 3p)"
+}
+
+# RLIMIT_NOFILE 4.  The sanitizers' runtime needs descriptors of its own.
+if [ -z "$asan_pre" ]; then
+	(ulimit -n 4 && ./hostile open 100) > bare.out 2>&1 || no "nofile 4 without profil: $(cat bare.out)"
+	(ulimit -n 4 && "$profil" run -o nofile.prof ./hostile open 100) > out 2> err
+	st=$?
+	[ $st -eq 0 ] && cmp -s out bare.out || no "nofile 4: status $st, output '$(cat out)' (without profil: '$(cat bare.out)')"
+	grep -q "^profil: perf events refused (EMFILE: no file descriptor to spare (RLIMIT_NOFILE)): the timer backend sampled instead$" err ||
+		no "nofile 4: not said: $(cat err)"
+	check "nofile 4" nofile.prof
+fi
+
+# RLIMIT_NOFILE 12 and 16 threads: some have no perf event.
+(ulimit -n 12 && prun -o threads.prof ./hostile threads 16 5) > out 2> err
+st=$?
+[ $st -eq 0 ] && [ "$(cat out)" = "16 threads" ] || no "nofile 12: status $st, output '$(cat out)'"
+grep -q "^profil: [0-9]* threads had no perf event (RLIMIT_NOFILE, RLIMIT_MEMLOCK): sampled by timer instead$" err ||
+	no "nofile 12: the threads sampled by timer not said: $(cat err)"
+check "nofile 12, 16 threads" threads.prof
+
+# RLIMIT_MEMLOCK 0 and 40 threads, as a user without CAP_IPC_LOCK: the
+# rings beyond perf_event_mlock_kb shrink, then the threads fall back.
+mkdir -m 777 nobody
+if [ "$(id -u)" -eq 0 ]; then
+	chmod 755 "$tmp"
+	as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+else
+	as_user=
+fi
+(cd nobody && $as_user sh -c 'ulimit -l 0 && "$0" run -o memlock.prof ../hostile threads 40 2' "$profil") > out 2> err
+st=$?
+[ $st -eq 0 ] && [ "$(cat out)" = "40 threads" ] || no "memlock 0: status $st, output '$(cat out)', $(cat err)"
+grep -q "^profil: [0-9]* threads had no perf event" err || no "memlock 0: the fallback not said: $(cat err)"
+check "memlock 0, 40 threads" nobody/memlock.prof
+
+[ $fail -eq 0 ] && echo "hostile_limits: all checks passed"
+exit $fail
