@@ -32,6 +32,9 @@ if readelf -d "$B/lib/libprofil.so" 2>/dev/null | grep -q libasan; then
 	asan_pre=$(cc -print-file-name=libasan.so)
 	san_cflags="-fsanitize=address,undefined"
 fi
+# prun_cmd: the same as words, for a program that runs it (unquoted).
+prun_cmd="$profil run"
+[ -n "$asan_pre" ] && prun_cmd="env LD_PRELOAD=$asan_pre ASAN_OPTIONS=detect_leaks=0 $profil run"
 prun() {
 	if [ -n "$asan_pre" ]; then
 		env LD_PRELOAD="$asan_pre" ASAN_OPTIONS=detect_leaks=0 "$profil" run "$@"

@@ -21,11 +21,8 @@ cc -pg -O2 -pthread -I"$root/include" $san_cflags -o work "$root/tests/gmon/work
 	-L"$lib" -Wl,-rpath,"$lib" -lprofil || exit 1
 cc -O2 -g -o spin "$root/tests/cli/spin.c" || exit 1
 mkdir disk
-san_env= prun="$profil run"
-if [ -n "$asan_pre" ]; then	# lib.sh's prun, for the other shell
-	san_env="LD_PRELOAD=$asan_pre ASAN_OPTIONS=detect_leaks=0"
-	prun="env $san_env $profil run"
-fi
+san_env=
+[ -n "$asan_pre" ] && san_env="LD_PRELOAD=$asan_pre ASAN_OPTIONS=detect_leaks=0"
 
 # The cases, run inside the namespace; results in $tmp/result.
 cat > cases.sh <<'CASES'
@@ -38,7 +35,7 @@ fill() { dd if=/dev/zero of=disk/fill bs=4096 2>/dev/null; }
 leftovers() { ls -A disk | grep -v '^fill$' | tr '\n' ' '; }
 
 # A disk filled while the file is in use.
-$prun -o disk/mid.prof ./hostile fill disk/fill 60 > out 2> err
+$prun_cmd -o disk/mid.prof ./hostile fill disk/fill 60 > out 2> err
 st=$?
 [ $st -eq 0 ] && [ "$(cat out)" = "disk filled" ] || no "filling: status $st, output $(cat out)"
 grep -q "^libprofil: [0-9]* samples lost: no room for the counters in $tmp/disk/mid.prof: No space left on device$" err ||
@@ -51,7 +48,7 @@ rm -f disk/*
 
 # Full from the start: profil run's file.
 fill
-PROFDIR=disk $prun ./spin 5 > out 2> err
+PROFDIR=disk $prun_cmd ./spin 5 > out 2> err
 st=$?
 [ $st -eq 0 ] && [ ! -s out ] || no "profil run file: status $st, output $(cat out)"
 [ "$(grep -c . err)" -eq 2 ] &&
@@ -84,7 +81,7 @@ echo "mon.out: at exit and monitor(NULL), ENOSPC" >> result
 CASES
 
 if [ "$(id -u)" -eq 0 ]; then ns="unshare -m"; else ns="unshare -rm"; fi
-tmp=$tmp profil=$profil prun=$prun lib=$lib san_env=$san_env $ns sh cases.sh ||
+tmp=$tmp profil=$profil prun_cmd=$prun_cmd lib=$lib san_env=$san_env $ns sh cases.sh ||
 	no "cannot make a mount namespace ($ns)"
 if grep -q "cannot mount" result 2>/dev/null; then
 	no "cannot mount a tmpfs here ($ns): the full disk is not tested"

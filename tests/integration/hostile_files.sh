@@ -45,7 +45,7 @@ echo "PROFDIR a link: $(cat err)"
 rm -f pd/* run/.profil-last
 
 # The runtime alone, preloaded: one line, the current directory.
-(cd run && env ${asan_pre:+LD_PRELOAD=$asan_pre:}LD_PRELOAD="${asan_pre:+$asan_pre:}$lib/libprofil.so" \
+(cd run && env LD_PRELOAD="${asan_pre:+$asan_pre:}$lib/libprofil.so" \
 	PROFIL_RUN=1 PROFDIR="$tmp/afile" ../spin 1) > out 2> err
 [ "$(grep -c . err)" -eq 1 ] && grep -q "^libprofil: PROFDIR=$tmp/afile: not a directory that can be opened; using the current directory$" err &&
 	ls run | grep -q '^gmon\.spin\.[0-9]*\.out$' || no "preloaded, PROFDIR a file: $(cat err); files: $(ls run)"
@@ -86,7 +86,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 	mkdir -m 1777 sticky
 	mkdir -m 777 home
 	# Unwritable, and owned by another user (root): one line.
-	(cd home && PROFDIR=$tmp/ro $as_nobody "$profil" run ../spin 1) > out 2> err
+	(cd home && PROFDIR=$tmp/ro $as_nobody $prun_cmd ../spin 1) > out 2> err
 	st=$?
 	[ $st -eq 2 ] && grep -q "^profil: PROFDIR=$tmp/ro: Permission denied: no profile can be written there$" err ||
 		no "PROFDIR unwritable: status $st: $(cat err)"
@@ -98,7 +98,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 	# Another user's world-writable sticky directory (like /tmp), with
 	# root's file at the name: not replaced, not followed; ours is 0600.
 	echo root > sticky/s.prof
-	(cd home && $as_nobody "$profil" run -o "$tmp/sticky/s.prof" ../spin 1) > out 2> err
+	(cd home && $as_nobody $prun_cmd -o "$tmp/sticky/s.prof" ../spin 1) > out 2> err
 	[ "$(cat sticky/s.prof)" = root ] && [ "$(stat -c '%u %a' sticky/s.prof.1 2>&1)" = "65534 600" ] ||
 		no "sticky directory: $(cat err); $(ls -l sticky)"
 	echo "another user's sticky directory, name taken: $(cat err)"
@@ -115,7 +115,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 		st=$?
 		[ $st -eq 0 ] && [ -z "$(find home suid/out -type f ! -name .profil-last)" ] && [ ! -s err ] ||
 			no "set-user-ID, linked: status $st: $(cat err); files: $(find home suid/out -type f ! -name .profil-last)"
-		(cd home && $as_nobody "$profil" run ../suid/spin 1) > out 2> err
+		(cd home && $as_nobody $prun_cmd ../suid/spin 1) > out 2> err
 		st=$?
 		[ $st -eq 0 ] && [ "$(grep -c . err)" -eq 1 ] &&
 			grep -q "^profil: no profile was written: ../suid/spin is set-user-ID or set-group-ID" err ||

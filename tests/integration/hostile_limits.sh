@@ -51,7 +51,7 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	as_user=
 fi
-(cd nobody && $as_user sh -c 'ulimit -l 0 && "$0" run -o memlock.prof ../hostile threads 40 2' "$profil") > out 2> err
+(cd nobody && $as_user sh -c "ulimit -l 0 && $prun_cmd -o memlock.prof ../hostile threads 40 2") > out 2> err
 st=$?
 [ $st -eq 0 ] && [ "$(cat out)" = "40 threads" ] || no "memlock 0: status $st, output '$(cat out)', $(cat err)"
 grep -q "^profil: [0-9]* threads had no perf event" err || no "memlock 0: the fallback not said: $(cat err)"

@@ -17,7 +17,7 @@ cc -O2 -g -o spin "$root/tests/cli/spin.c" || exit 1
 
 for case in "1 EPERM, as from a seccomp filter" "13 EACCES, as under perf_event_paranoid 3"; do
 	err=${case%% *} why=${case#* }
-	./hostile noperf "$err" "$profil" run -o "p$err.prof" ./spin 100 > out 2> err
+	./hostile noperf "$err" $prun_cmd -o "p$err.prof" ./spin 100 > out 2> err
 	st=$?
 	[ $st -eq 0 ] || no "errno $err: profil run exited $st: $(cat err)"
 	grep -q "^profil: perf events refused ($why): the timer backend sampled instead$" err ||
@@ -35,7 +35,7 @@ for case in "1 EPERM, as from a seccomp filter" "13 EACCES, as under perf_event_
 	echo "errno $err: $(head -n 1 err); spin_three $s3%"
 
 	# Asked for by name: one line, no profile, the program's own status.
-	./hostile noperf "$err" "$profil" run --backend perf -o "q$err.prof" ./spin 1 > out 2> err
+	./hostile noperf "$err" $prun_cmd --backend perf -o "q$err.prof" ./spin 1 > out 2> err
 	st=$?
 	[ $st -eq 0 ] || no "errno $err, --backend perf: exited $st"
 	grep -q "^libprofil: cannot start sampling for spin: " err ||

@@ -1,7 +1,9 @@
 /*
  * A program with its own SIGPROF handler and ITIMER_PROF, installed
  * before or after profil(), keeps receiving its signals at its rate, and
- * profil keeps counting.
+ * profil keeps counting.  So does its own POSIX timer (timer_create on
+ * the process's CPU clock, SIGRTMIN+1), whatever timers and signal the
+ * backend uses.
  */
 #include "check.h"
 
@@ -11,7 +13,28 @@
 
 HOT_WORK(work)
 
-static atomic_long first_handler, second_handler;
+static atomic_long first_handler, second_handler, posix_ticks;
+static timer_t posix_timer;
+
+static void on_posix_timer(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&posix_ticks, 1);
+}
+
+/* The program's POSIX timer: 10 ms of the process's CPU time. */
+static void start_posix_timer(void)
+{
+	struct sigevent ev;
+	memset(&ev, 0, sizeof ev);
+	ev.sigev_notify = SIGEV_SIGNAL;
+	ev.sigev_signo = SIGRTMIN + 1;
+	signal(SIGRTMIN + 1, on_posix_timer);
+	struct itimerspec its = { { 0, 10000000 }, { 0, 10000000 } };
+	if (timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &posix_timer) != 0
+	    || timer_settime(posix_timer, 0, &its, NULL) != 0)
+		abort();
+}
 
 static void on_prof_first(int sig)
 {
@@ -40,6 +63,7 @@ static void set_itimer(int ms)
  * profil started.
  */
 static double rate_before = -1;	/* per CPU-second, without libprofil */
+static double posix_before = -1;	/* the POSIX timer's */
 
 /*
  * ITIMER_PROF is charged in whole scheduler ticks, and on a loaded
@@ -74,17 +98,28 @@ int main(void)
 	/* The program's own rate, without libprofil running. */
 	signal(SIGPROF, on_prof_first);
 	set_itimer(10);
+	start_posix_timer();
 	double used = burn(work_work, 0.5);
 	long got = atomic_load(&first_handler);
 	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU without profil", got, used);
 	rate_before = got / used;
+	long ticks = atomic_load(&posix_ticks);
+	posix_before = ticks / used;
+	CHECK(ticks + 1 >= 0.25 * used / 0.010 && ticks <= 2 * used / 0.010 + 3,
+	      "POSIX timer: %ld signals in %.2f s CPU without profil", ticks, used);
 
 	/* Handler installed before profil. */
 	struct histogram h = histogram_of_text();
 	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
 	long base = atomic_load(&first_handler);
+	long posix_base = atomic_load(&posix_ticks);
 	used = burn(work_work, 1.0);
 	got = atomic_load(&first_handler) - base;
+	ticks = atomic_load(&posix_ticks) - posix_base;
+	printf("POSIX timer: %ld signals in %.2f s (%.0f a CPU-second without profil)\n",
+	       ticks, used, posix_before);
+	CHECK(ticks <= 1.5 * posix_before * used + 3 && ticks + 1 >= 0.25 * posix_before * used,
+	      "POSIX timer: %ld signals in %.2f s CPU under profil", ticks, used);
 	printf("before: %ld SIGPROF in %.2f s (%.0f a CPU-second without profil); %llu counts\n",
 	       got, used, rate_before, (unsigned long long)histogram_total(&h));
 	CHECK(rate_ok(got, used), "%ld SIGPROF in %.2f s CPU", got, used);
