@@ -128,7 +128,7 @@ $(B)/tests/unit/%: tests/unit/%.c $(STLIB) $(B)/obj/src/format/gmon_read.o
 INTEG_WITH := src/common/bins.c src/format/loadmap_read.c src/format/pcsfile_read.c \
               src/format/monout_read.c
 
-$(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h $(INTEG_WITH) lib
+$(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h tests/cli/refuse_perf.h $(INTEG_WITH) lib
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(INTEG_WITH) $(TEST_LINK) -lm
 

@@ -20,17 +20,15 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "refuse_perf.h"
 
 static volatile unsigned long sink;
 
@@ -46,15 +44,7 @@ __attribute__((noinline, aligned(65536))) void far(unsigned long n) { LOOP(n); }
 
 static int noperf(int err, char **argv)
 {
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (err & SECCOMP_RET_DATA)),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof filter / sizeof filter[0], filter };
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-	    || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+	if (refuse_perf(err) != 0) {
 		perror("hostile: seccomp");
 		return 126;
 	}
