@@ -59,7 +59,8 @@ EXAMPLE   := $(B)/examples/crunch
 
 # The command: elfutils for symbols, zlib and protobuf-c for pprof.
 CLI_SRC  := $(wildcard src/cli/*.c) $(wildcard src/format/*.c) src/common/bins.c
-CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC)) $(B)/cli/gen/pprof.pb-c.o
+CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC)) $(B)/cli/gen/pprof.pb-c.o \
+            $(B)/cli/gen/html_assets.o
 CLI_LIBS := $$(pkg-config --libs libdw libelf zlib libprotobuf-c) -lstdc++
 PROFIL   := $(B)/bin/profil
 
@@ -106,6 +107,22 @@ $(B)/gen/pprof.pb-c.c $(B)/gen/pprof.pb-c.h: src/format/pprof.proto
 $(B)/cli/gen/pprof.pb-c.o: $(B)/gen/pprof.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -I$(B)/gen $$(pkg-config --cflags libprotobuf-c) -c -o $@ $<
+
+# The HTML page's files (report --html), compiled in as C arrays by a
+# tool built here for the purpose.
+HTML_ASSETS := page=src/cli/html/page.html style=src/cli/html/page.css \
+               script=src/cli/html/page.js
+
+$(B)/gen/embed: src/cli/html/embed.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -o $@ $<
+
+$(B)/gen/html_assets.c: $(B)/gen/embed $(foreach a,$(HTML_ASSETS),$(lastword $(subst =, ,$(a))))
+	$(B)/gen/embed $(HTML_ASSETS) > $@.tmp && mv $@.tmp $@
+
+$(B)/cli/gen/html_assets.o: $(B)/gen/html_assets.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -c -o $@ $<
 
 $(PROFIL): $(CLI_OBJ)
 	@mkdir -p $(dir $@)

@@ -5,17 +5,40 @@
 # everything is already there.
 set -e
 
-# Debian package names; add new needs here.
+# Debian package names; add new needs here.  chromium: the browser
+# tests of report --html (tests/html/, driven by playwright-core).
 PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
 	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
-	golang-go linux-perf"
+	golang-go linux-perf chromium"
 
 missing=""
 for p in $PACKAGES; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
+# Node.js and npm, from Debian unless some other install provides them.
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
+
+# The npm packages of tests/html, exactly as its package-lock.json says
+# (npm ci writes node_modules/.package-lock.json).
+root=$(cd "$(dirname "$0")/.." && pwd)
+npm_current() {
+	[ -f "$root/tests/html/node_modules/.package-lock.json" ] \
+		&& [ ! "$root/tests/html/package-lock.json" -nt "$root/tests/html/node_modules/.package-lock.json" ]
+}
+npm_ci() {
+	npm_current && return 0
+	echo "setup: npm ci in tests/html"
+	(cd "$root/tests/html" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+}
+
 if [ -z "$missing" ]; then
-	echo "setup: all build and test dependencies present"
+	if npm_current; then
+		echo "setup: all build and test dependencies present"
+		exit 0
+	fi
+	npm_ci
+	echo "setup: done"
 	exit 0
 fi
 
@@ -32,4 +55,5 @@ export DEBIAN_FRONTEND=noninteractive
 $as_root apt-get update -qq
 # shellcheck disable=SC2086
 $as_root apt-get install -y -qq --no-install-recommends $missing >/dev/null
+npm_ci
 echo "setup: done"

@@ -195,6 +195,8 @@ static int add_gmon(struct model *m, const char *path)
 	m->taken += sum;
 	m->counted += sum;
 	m->cpu_ns += rate ? (uint64_t)(sum * (1e9 / rate)) : 0;
+	if (!m->nfiles)
+		snprintf(m->command, sizeof m->command, "%.255s", exe);
 	m->nfiles++;
 	m->gmon_files++;
 	return 0;
@@ -243,6 +245,12 @@ int model_add_file(struct model *m, const char *path)
 		m->start_ns = h->start_ns;
 	if (h->update_ns > m->end_ns)
 		m->end_ns = h->update_ns;
+	if (!m->nfiles) {
+		m->pid = h->pid;
+		m->ppid = h->ppid;
+		snprintf(m->command, sizeof m->command, "%.*s", (int)sizeof h->command - 1,
+			 h->command);
+	}
 	m->nfiles++;
 	for (size_t i = 0; i < p.nsegs; i++) {
 		const struct profile_seg_view *v = &p.segs[i];

@@ -62,6 +62,8 @@ struct model {
 	uint64_t start_ns, end_ns;
 	struct arc *arcs;	/* sorted and unique once model_finish ran */
 	size_t narcs, caparcs;
+	int pid, ppid;		/* of the first file (0: unknown) */
+	char command[256];	/* its argv[0], or the program of a gmon.out */
 };
 
 /*

@@ -13,6 +13,8 @@
 
 #include "callgraph.h"
 #include "cli.h"
+#include "html.h"
+#include "jsonout.h"
 #include "model.h"
 #include "rows.h"
 #include "symbols.h"
@@ -26,6 +28,7 @@ struct options {
 	double threshold;	/* percent */
 	const char *annotate;
 	int callgraph;		/* --callgraph: gprof -q's entries */
+	const char *html;	/* --html FILE */
 };
 
 static void header(const struct model *m, double each)
@@ -75,21 +78,6 @@ static void csv_field(const char *s)
 		if (*s == '"')
 			putchar('"');
 		putchar(*s);
-	}
-	putchar('"');
-}
-
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
 	}
 	putchar('"');
 }
@@ -163,13 +151,13 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			printf("%s{\"self_percent\":%.4f,\"cumulative_percent\":%.4f,"
 			       "\"self_seconds\":%.6f,\"samples\":%" PRIu64 ",\"%s\":",
 			       first ? "" : ",", pct, cpct, x->count * each, x->count, what);
-			json_string(x->name);
+			json_string(stdout, x->name, 0);
 			if (opt->by == BY_LINE) {
 				printf(",\"function\":");
-				json_string(x->function ? x->function : "");
+				json_string(stdout, x->function ? x->function : "", 0);
 			}
 			printf(",\"object\":");
-			json_string(x->object->path);
+			json_string(stdout, x->object->path, 0);
 			if (m->system_files)
 				printf(",\"system_samples\":%" PRIu64 ",\"system_percent\":%.4f",
 				       x->system, spct);
@@ -212,7 +200,7 @@ static int annotate(const struct model *m, struct symbols **syms, const char *wa
 		if (!syms[i] || !symbols_find(syms[i], want, &f))
 			continue;
 		struct disasm d;
-		if (disasm_function(o, &f, &d) != 0)
+		if (disasm_function(o, &f, &d, 0) != 0)
 			return 1;
 		printf("%s in %s: %" PRIu64 " samples (%.2f%% of all)\n\n", f.name, o->path,
 		       d.samples, m->counted ? 100.0 * d.samples / m->counted : 0.0);
@@ -242,10 +230,11 @@ int cmd_report(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "exe", required_argument, NULL, 'e' },
 		{ "callgraph", no_argument, NULL, 'q' },
+		{ "html", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0 };
+	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0, NULL };
 	const char *exe = NULL;
 	int c;
 	opterr = 0;
@@ -259,6 +248,7 @@ int cmd_report(int argc, char **argv)
 		case 'i': opt.inlines = 1; break;
 		case 'q': opt.callgraph = 1; break;
 		case 'a': opt.annotate = optarg; break;
+		case 'H': opt.html = optarg; break;
 		case 't':
 			errno = 0;
 			opt.threshold = strtod(optarg, &end);
@@ -281,7 +271,7 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'h':
 			puts("usage: profil report [--lines|--objects|--annotate FUNC] [--inline] "
-			     "[--threshold PCT] [--format text|csv|json] [--callgraph] [--exe PROGRAM] [FILE...]");
+			     "[--threshold PCT] [--format text|csv|json] [--callgraph] [--html OUT] [--exe PROGRAM] [FILE...]");
 			return 0;
 		default:
 			if (optopt)
@@ -291,9 +281,18 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (opt.html && opt.annotate) {
+		error_line("--html and --annotate: the page annotates every function; give one");
+		return 2;
+	}
 	char **files = input_files(argc - optind, argv + optind);
 	if (!files)
 		return 1;
+	if (opt.html) {
+		int st = html_report(opt.html, files, exe);
+		free_files(files);
+		return st;
+	}
 	struct model m = { 0 };
 	m.exe = exe;
 	int status = 0;

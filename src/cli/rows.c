@@ -109,6 +109,36 @@ static int has_arcs(const struct model *m, const struct object *o)
 	return 0;
 }
 
+const char *rows_function(const struct object *o, struct symbols *s, uint64_t addr,
+			  int inlines, uint64_t *start)
+{
+	struct function f;
+	const char *name;
+	*start = 0;
+	if (s && symbols_function(s, addr, &f)) {
+		name = f.name;
+		*start = f.start;
+	} else {
+		name = (o->flags & 4 /* PROFILE_SEG_VDSO */) ? "[vdso]" : "[unknown]";
+	}
+	if (inlines && s) {
+		const char *in = symbols_inlined(s, addr);
+		if (in)
+			name = in;
+	}
+	return name;
+}
+
+void rows_line(struct symbols *s, uint64_t addr, char *buf, size_t len)
+{
+	const char *file;
+	int line;
+	if (s && symbols_line(s, addr, &file, &line))
+		snprintf(buf, len, "%s:%d", file, line);
+	else
+		snprintf(buf, len, "??");
+}
+
 int rows_open_symbols(const struct model *m, struct symbols **syms)
 {
 	for (size_t i = 0; i < m->nobjects; i++) {
@@ -143,35 +173,14 @@ void rows_collect(const struct model *m, struct symbols **syms, enum by by, int 
 		}
 		for (size_t k = 0; k < o->nbins; k++) {
 			const struct bin *b = &o->bins[k];
-			struct function f;
-			const char *fname;
-			uint64_t start = 0;
-			if (syms[i] && symbols_function(syms[i], b->first, &f)) {
-				fname = f.name;
-				start = f.start;
-			} else {
-				fname = (o->flags & 4) ? "[vdso]" : "[unknown]";
-			}
-			if (inlines && syms[i]) {
-				const char *in = symbols_inlined(syms[i], b->first);
-				if (in)
-					fname = in;
-			}
-			if (by == BY_LINE) {
-				const char *file;
-				int line;
-				if (syms[i] && symbols_line(syms[i], b->first, &file, &line))
-					snprintf(buf, sizeof buf, "%s:%d", file, line);
-				else
-					snprintf(buf, sizeof buf, "??");
-				struct row *x = row_for(r, o, buf, fname, start);
-				x->count += b->count;
-				x->system += b->system;
-			} else {
-				struct row *x = row_for(r, o, fname, NULL, start);
-				x->count += b->count;
-				x->system += b->system;
-			}
+			uint64_t start;
+			const char *fname = rows_function(o, syms[i], b->first, inlines, &start);
+			if (by == BY_LINE)
+				rows_line(syms[i], b->first, buf, sizeof buf);
+			struct row *x = row_for(r, o, by == BY_LINE ? buf : fname,
+						by == BY_LINE ? fname : NULL, start);
+			x->count += b->count;
+			x->system += b->system;
 		}
 	}
 	combine(r);
@@ -235,7 +244,7 @@ void rows_free(struct rows *r)
 	memset(r, 0, sizeof *r);
 }
 
-int disasm_function(const struct object *o, const struct function *f, struct disasm *d)
+int disasm_function(const struct object *o, const struct function *f, struct disasm *d, int quiet)
 {
 	memset(d, 0, sizeof *d);
 	uint64_t end = f->start + (f->size ? f->size : 1);
@@ -243,7 +252,8 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 		if (o->bins[k].first >= f->start && o->bins[k].first < end)
 			d->samples += o->bins[k].count;
 	if (strchr(o->path, '\'')) {
-		error_line("%s: a quote in the name: cannot annotate", o->path);
+		if (!quiet)
+			error_line("%s: a quote in the name: cannot annotate", o->path);
 		return -1;
 	}
 	char cmd[8192];
@@ -252,7 +262,8 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 		 " --stop-address=0x%" PRIx64 " '%s' 2>&1", f->start, end, o->path);
 	FILE *p = popen(cmd, "r");
 	if (!p) {
-		error_line("cannot run objdump: %s", strerror(errno));
+		if (!quiet)
+			error_line("cannot run objdump: %s", strerror(errno));
 		return -1;
 	}
 	/* Read every instruction's address first, to give each bin to the
@@ -284,7 +295,8 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 	}
 	int st = pclose(p);
 	if (st != 0 || !started) {
-		error_line("objdump could not disassemble %s in %s", f->name, o->path);
+		if (!quiet)
+			error_line("objdump could not disassemble %s in %s", f->name, o->path);
 		disasm_free(d);
 		return -1;
 	}

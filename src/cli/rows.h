@@ -58,6 +58,16 @@ struct callgraph;
  */
 void rows_calls(struct rows *r, const struct callgraph *g);
 
+/*
+ * The row a bin at addr goes to, for those that look at bins one by one
+ * (the HTML page's addresses): its function ("[unknown]" or "[vdso]"
+ * without symbols; with inlines, the innermost function inlined there),
+ * whose start goes to *start (0 if unknown); its "file:line" or "??".
+ */
+const char *rows_function(const struct object *o, struct symbols *s, uint64_t addr,
+			  int inlines, uint64_t *start);
+void rows_line(struct symbols *s, uint64_t addr, char *buf, size_t len);
+
 /* The last part of a path. */
 const char *base_name(const char *path);
 
@@ -72,9 +82,11 @@ struct disasm {
 
 /*
  * Disassemble f of o and give each bin to the instruction that holds
- * its last byte.  0, or -1 after printing one line saying why not.
+ * its last byte.  0, or -1 after printing one line saying why not
+ * (unless quiet).
  */
-int disasm_function(const struct object *o, const struct function *f, struct disasm *d);
+int disasm_function(const struct object *o, const struct function *f, struct disasm *d,
+		    int quiet);
 void disasm_free(struct disasm *d);
 
 #endif

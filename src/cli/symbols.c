@@ -179,6 +179,12 @@ int symbols_line(struct symbols *s, uint64_t addr, const char **file, int *line)
 	return 1;
 }
 
+const char *symbols_comp_dir(struct symbols *s, uint64_t addr)
+{
+	Dwfl_Line *l = dwfl_module_getsrc(s->mod, addr);
+	return l ? dwfl_line_comp_dir(l) : NULL;
+}
+
 const char *symbols_inlined(struct symbols *s, uint64_t addr)
 {
 	Dwarf_Addr bias;

@@ -33,6 +33,10 @@ int symbols_find(struct symbols *s, const char *name, struct function *f);
 /* Source file and line of addr; 0 if the object has no line table. */
 int symbols_line(struct symbols *s, uint64_t addr, const char **file, int *line);
 
+/* The compilation directory of addr's line (relative source file names
+ * are relative to it), or NULL. */
+const char *symbols_comp_dir(struct symbols *s, uint64_t addr);
+
 /* The innermost function inlined at addr, or NULL if none is. */
 const char *symbols_inlined(struct symbols *s, uint64_t addr);
 

@@ -1,0 +1,245 @@
+/*
+ * html.c - profil report --html FILE: one page, with no external file,
+ * that shows the profile of every process given and of their sum.
+ *
+ * The page is src/cli/html/page.html with its style, its script and the
+ * data (html_data.c) put in place of its @STYLE@, @SCRIPT@ and @DATA@
+ * markers.  It is written to a temporary file beside FILE and renamed
+ * over it once complete, so that a failure leaves no half page.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../format/profile.h"
+#include "cli.h"
+#include "html.h"
+#include "jsonout.h"
+#include "rows.h"
+
+struct process {
+	struct model m;
+	struct symbols **syms;
+	const char *file;	/* NULL for the sum of every file */
+};
+
+/* Read the files into p; -1 after one line if one cannot be read. */
+static int load(struct process *p, char **files, size_t n, const char *exe)
+{
+	memset(&p->m, 0, sizeof p->m);
+	p->m.exe = exe;
+	p->syms = NULL;
+	for (size_t i = 0; i < n; i++)
+		if (model_add_file(&p->m, files[i]) != 0)
+			return -1;
+	model_finish(&p->m);
+	p->syms = xmalloc((p->m.nobjects + 1) * sizeof *p->syms);
+	memset(p->syms, 0, (p->m.nobjects + 1) * sizeof *p->syms);
+	return rows_open_symbols(&p->m, p->syms);
+}
+
+static void unload(struct process *p)
+{
+	for (size_t i = 0; p->syms && i < p->m.nobjects; i++)
+		symbols_close(p->syms[i]);
+	free(p->syms);
+	model_free(&p->m);
+}
+
+static void html_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '&')
+			fputs("&amp;", f);
+		else if (*s == '<')
+			fputs("&lt;", f);
+		else if (*s == '>')
+			fputs("&gt;", f);
+		else
+			putc(*s, f);
+	}
+}
+
+static const char *program(const struct model *m)
+{
+	for (size_t i = 0; i < m->nobjects; i++)
+		if (m->objects[i].flags & PROFILE_SEG_MAIN)
+			return m->objects[i].path;
+	return m->command[0] ? m->command : "?";
+}
+
+/* What the header says that a reader should not miss. */
+static void warnings(FILE *f, const struct model *m)
+{
+	char w[512];
+	int n = 0;
+	fputs(",\"warn\":[", f);
+#define WARN(...) do { snprintf(w, sizeof w, __VA_ARGS__); \
+		       fputs(n++ ? "," : "", f); json_string(f, w, 1); } while (0)
+	if (m->lost)
+		WARN("%" PRIu64 " samples lost (%.2f%% of those taken): the kernel or the "
+		     "backend could not record them", m->lost,
+		     m->taken ? 100.0 * m->lost / m->taken : 0.0);
+	if (m->saturated)
+		WARN("%" PRIu64 " samples not counted: their counters were full", m->saturated);
+	if (m->threads_unsampled)
+		WARN("%" PRIu64 " threads could not be sampled", m->threads_unsampled);
+	if (m->no_kernel)
+		WARN("the %s backend did not see time spent in the kernel", backend_name(m->backend));
+	if (m->unfinished)
+		WARN("%u process%s did not exit normally: its last second of statistics may be "
+		     "missing", m->unfinished, m->unfinished == 1 ? "" : "es");
+	if (m->gmon_files && m->gmon_files == m->nfiles)
+		WARN("gmon.out: no statistics beyond the counts");
+#undef WARN
+	putc(']', f);
+}
+
+static void header(FILE *f, const struct model *m)
+{
+	fputs("\"head\":{\"program\":", f);
+	json_string(f, program(m), 1);
+	fputs(",\"command\":", f);
+	json_string(f, m->command, 1);
+	fprintf(f, ",\"pid\":%d,\"ppid\":%d,\"start_ms\":%.0f,\"end_ms\":%.0f,\"backend\":\"%s\""
+		",\"hz\":%u,\"observed_hz\":%.1f,\"samples\":%" PRIu64 ",\"taken\":%" PRIu64
+		",\"outside\":%" PRIu64 ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64
+		",\"system\":%" PRIu64 ",\"cpu_s\":%.6f,\"each_s\":%.9f,\"threads\":%" PRIu64
+		",\"threads_unsampled\":%" PRIu64 ",\"threads_fallback\":%" PRIu64
+		",\"files\":%u,\"gmon\":%d,\"system_files\":%u,\"no_kernel\":%d}",
+		m->pid, m->ppid, m->start_ns / 1e6, m->end_ns / 1e6, backend_name(m->backend),
+		m->hz, m->cpu_ns ? m->observed * 1e9 / m->cpu_ns : 0.0, m->counted, m->taken,
+		m->outside, m->saturated, m->lost, m->system, m->cpu_ns / 1e9,
+		model_seconds_each(m), m->threads, m->threads_unsampled, m->threads_fallback,
+		m->nfiles, m->gmon_files && m->gmon_files == m->nfiles, m->system_files,
+		m->no_kernel);
+}
+
+static void process_label(FILE *f, const struct process *p, size_t nfiles)
+{
+	char label[512];
+	const char *base = p->m.command[0] ? base_name(p->m.command) : "";
+	if (!p->file)
+		snprintf(label, sizeof label, "all %zu processes", nfiles);
+	else if (p->m.pid > 0)
+		snprintf(label, sizeof label, "%s [%d]", base, p->m.pid);
+	else
+		snprintf(label, sizeof label, "%s (%s)", base[0] ? base : "?", base_name(p->file));
+	json_string(f, label, 1);
+}
+
+static void data(FILE *f, struct page *pg, struct process *procs, size_t n, size_t nfiles)
+{
+	fputs("{\"v\":1,\"procs\":[", f);
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ",{\"label\":" : "{\"label\":", f);
+		process_label(f, &procs[i], nfiles);
+		putc(',', f);
+		header(f, &procs[i].m);
+		warnings(f, &procs[i].m);
+		putc(',', f);
+		page_process(pg, f, &procs[i].m, procs[i].syms);
+		putc('}', f);
+	}
+	fputs("],", f);
+	page_shared(pg, f);
+	putc('}', f);
+}
+
+/* The template with its markers filled in. */
+static void page(FILE *f, struct page *pg, struct process *procs, size_t n, size_t nfiles)
+{
+	static const char *const marks[] = { "@TITLE@", "@STYLE@", "@DATA@", "@SCRIPT@" };
+	const char *t = html_asset_page;
+	for (;;) {
+		const char *at = NULL;
+		size_t which = 0;
+		for (size_t i = 0; i < 4; i++) {
+			const char *p = strstr(t, marks[i]);
+			if (p && (!at || p < at))
+				at = p, which = i;
+		}
+		if (!at) {
+			fputs(t, f);
+			return;
+		}
+		fwrite(t, 1, (size_t)(at - t), f);
+		t = at + strlen(marks[which]);
+		if (which == 0) {
+			fputs("profil: ", f);
+			html_text(f, base_name(program(&procs[0].m)));
+		} else if (which == 1) {
+			fputs(html_asset_style, f);
+		} else if (which == 2) {
+			data(f, pg, procs, n, nfiles);
+		} else {
+			fputs(html_asset_script, f);
+		}
+	}
+}
+
+int html_report(const char *out, char **files, const char *exe)
+{
+	size_t nfiles = 0;
+	while (files[nfiles])
+		nfiles++;
+	/* Made beside the page and renamed over it: the page is whole or absent. */
+	char *tmp = xmalloc(strlen(out) + 16);
+	sprintf(tmp, "%s.XXXXXX", out);
+	int fd = mkstemp(tmp);
+	if (fd < 0) {
+		error_line("--html '%s': cannot write there: %s", out, strerror(errno));
+		free(tmp);
+		return 1;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	FILE *f = fdopen(fd, "w");
+
+	/* The sum first; then each file, if there are several. */
+	size_t n = nfiles > 1 ? nfiles + 1 : 1;
+	struct process *procs = xmalloc(n * sizeof *procs);
+	memset(procs, 0, n * sizeof *procs);
+	int status = 0;
+	size_t loaded = 0;
+	for (size_t i = 0; i < n && !status; i++, loaded++) {
+		procs[i].file = i ? files[i - 1] : nfiles == 1 ? files[0] : NULL;
+		if (load(&procs[i], i ? &files[i - 1] : files, i ? 1 : nfiles, exe) != 0)
+			status = 1;
+	}
+	if (!status && !procs[0].m.counted) {
+		error_line("--html: %s%s: no samples, no page written", files[0],
+			   nfiles > 1 ? " and the other files" : "");
+		status = 1;
+	}
+	if (!status) {
+		struct page *pg = page_new();
+		page(f, pg, procs, n, nfiles);
+		page_free(pg);
+	}
+	for (size_t i = 0; i < loaded; i++)
+		unload(&procs[i]);
+	free(procs);
+	if (!status && (fflush(f) != 0 || ferror(f) || fsync(fd) != 0)) {
+		error_line("--html '%s': %s", out, strerror(errno ? errno : EIO));
+		status = 1;
+	}
+	if (fclose(f) != 0 && !status) {
+		error_line("--html '%s': %s", out, strerror(errno));
+		status = 1;
+	}
+	if (!status && rename(tmp, out) != 0) {
+		error_line("--html '%s': %s", out, strerror(errno));
+		status = 1;
+	}
+	if (status)
+		unlink(tmp);
+	free(tmp);
+	return status;
+}

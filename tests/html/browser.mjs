@@ -1,0 +1,215 @@
+// browser.mjs SPEC.json - profil report --html pages in a real browser:
+// Debian's chromium, headless, driven by playwright-core.  SPEC lists
+// pages, each with the csv reports (`profil report --format csv` and
+// `--lines --format csv`) of the same files, which say what the page
+// must show.  Prints one line per check; exits 1 if any failed.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+let failed = 0;
+function check(ok, what) {
+	console.log((ok ? 'ok:     ' : 'not ok: ') + what);
+	if (!ok) failed++;
+}
+
+// The csv the command writes (quotes only around fields that need them).
+function csv(path) {
+	const rows = [];
+	for (const line of readFileSync(path, 'utf8').split('\n')) {
+		if (!line) continue;
+		const f = [];
+		let cur = '', q = false;
+		for (let i = 0; i < line.length; i++) {
+			const c = line[i];
+			if (q && c === '"' && line[i + 1] === '"') { cur += '"'; i++; }
+			else if (c === '"') q = !q;
+			else if (c === ',' && !q) { f.push(cur); cur = ''; }
+			else cur += c;
+		}
+		f.push(cur);
+		rows.push(f);
+	}
+	const head = rows.shift();
+	return rows.map((r) => Object.fromEntries(head.map((h, i) => [h, r[i]])));
+}
+const base = (p) => p.slice(p.lastIndexOf('/') + 1);
+
+const profile = mkdtempSync(join(tmpdir(), 'profil-chromium-'));
+const ctx = await chromium.launchPersistentContext(profile, {
+	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+	headless: true,
+	args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
+	viewport: { width: 1400, height: 900 },
+});
+const errors = [];
+const requests = [];
+ctx.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) requests.push(r.url()); });
+
+// The names of the rows on screen, in order.
+const visible = (page) => page.$$eval('#fnlist .r', (rs) => rs.map((r) => ({
+	name: r.querySelector('.name').textContent,
+	samples: +r.children[2].textContent,
+	obj: r.querySelector('.obj').textContent,
+})));
+
+async function clickFunction(page, name) {
+	await page.fill('#filter', name);
+	const exact = new RegExp('^' + name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$');
+	// A locator, found again if the list is redrawn under it.
+	await page.locator('#fnlist .r .name', { hasText: exact }).first().click();
+	await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n, name);
+}
+
+// The hottest line the text report names for a function.
+function hottestLine(lines, fn) {
+	const r = lines.find((x) => x.function === fn);
+	return r ? r.line : null;
+}
+
+async function hottestShown(page) {
+	return page.$eval('.src .l.hottest', (e) => e.dataset.file + ':' + e.dataset.line).catch(() => null);
+}
+
+// Pixel variance of a screenshot, decoded by the browser itself.
+async function variance(png) {
+	const p = await ctx.newPage();
+	const v = await p.evaluate(async (b64) => {
+		const img = new Image();
+		img.src = 'data:image/png;base64,' + b64;
+		await img.decode();
+		const c = document.createElement('canvas');
+		c.width = img.width; c.height = img.height;
+		const g = c.getContext('2d');
+		g.drawImage(img, 0, 0);
+		const d = g.getImageData(0, 0, c.width, c.height).data;
+		let s = 0, s2 = 0, n = 0;
+		for (let i = 0; i < d.length; i += 4) {
+			const y = 0.299 * d[i] + 0.587 * d[i + 1] + 0.114 * d[i + 2];
+			s += y; s2 += y * y; n++;
+		}
+		const mean = s / n;
+		return { variance: s2 / n - mean * mean, width: c.width, height: c.height };
+	}, png.toString('base64'));
+	await p.close();
+	return v;
+}
+
+for (const t of spec.pages) {
+	const page = await ctx.newPage();
+	page.on('pageerror', (e) => errors.push(t.html + ': ' + e.message));
+	page.on('console', (m) => { if (m.type() === 'error') errors.push(t.html + ': ' + m.text()); });
+	await page.goto('file://' + t.html);
+	await page.waitForSelector('#fnlist .r');
+	const rows = csv(t.csv), lines = csv(t.lines);
+
+	// The table, hottest first, as the text report.
+	let v = await visible(page);
+	check(v.length > 0 && v[0].name === rows[0].function && v[0].samples === +rows[0].samples,
+		`${base(t.html)}: top function ${v[0]?.name} (${v[0]?.samples}), report says ${rows[0].function} (${rows[0].samples})`);
+	const total = await page.$eval('#shown', (e) => e.textContent);
+	check(total.endsWith(' ' + rows.length + ' functions'), `${base(t.html)}: ${total}, report has ${rows.length} rows`);
+
+	// Each function asked for: its source view's hottest line is the one
+	// report --lines names first for it.
+	for (const fn of t.functions) {
+		await clickFunction(page, fn);
+		const want = hottestLine(lines, fn), got = await hottestShown(page);
+		check(want && got === want, `${base(t.html)}: ${fn}: hottest line shown ${got}, report --lines says ${want}`);
+		const text = await page.$eval('.src .l.hottest .t', (e) => e.textContent).catch(() => '');
+		check(/\S/.test(text.replace('hottest', '')), `${base(t.html)}: ${fn}: its hottest line shows source text "${text.trim().slice(0, 50)}"`);
+	}
+	if (t.inlined) {
+		const n = await page.$$eval('#detail .badge', (bs) => bs.filter((b) => b.textContent.startsWith('inlined: ')).length);
+		check(n > 0, `${base(t.html)}: ${t.functions.at(-1)}: ${n} lines marked as inlined`);
+	}
+
+	// Filter: exactly the functions whose name or object holds the text.
+	const f = t.filter.toLowerCase();
+	const want = rows.filter((r) => r.function.toLowerCase().includes(f) || base(r.object).toLowerCase().includes(f)).length;
+	await page.fill('#filter', t.filter);
+	await page.waitForFunction((n) => document.getElementById('shown').textContent.startsWith(n + ' of '), want)
+		.catch(() => {});
+	const shown = await page.$eval('#shown', (e) => e.textContent);
+	v = await visible(page);
+	check(shown.startsWith(want + ' of ') && want > 0, `${base(t.html)}: filter "${t.filter}": ${shown}, report has ${want}`);
+	check(v.length === Math.min(want, v.length) && v.every((r) => (r.name + r.obj).toLowerCase().includes(f)),
+		`${base(t.html)}: filter "${t.filter}": every row shown matches`);
+	await page.fill('#filter', '');
+	await page.waitForFunction((n) => document.getElementById('shown').textContent.startsWith(n + ' of'), rows.length);
+
+	// Sort by name, both ways, then back by samples.
+	const sorted = (a, k, d) => a.every((x, i) => i === 0 || d * (a[i - 1][k] < x[k] ? -1 : a[i - 1][k] > x[k] ? 1 : 0) <= 0);
+	await page.click('#fnhead button[data-sort=name]');
+	v = await visible(page);
+	check(v.length > 1 && sorted(v, 'name', 1), `${base(t.html)}: sorted by name: ${v.slice(0, 3).map((r) => r.name).join(', ')}`);
+	await page.click('#fnhead button[data-sort=name]');
+	v = await visible(page);
+	check(sorted(v, 'name', -1), `${base(t.html)}: sorted by name, descending: ${v.slice(0, 3).map((r) => r.name).join(', ')}`);
+	await page.click('#fnhead button[data-sort=count]');
+	v = await visible(page);
+	check(sorted(v, 'samples', -1) && v[0].name === rows[0].function, `${base(t.html)}: sorted by samples again`);
+
+	// Another process: its table is that file's report.
+	if (t.process) {
+		const opts = await page.$$eval('#proc option', (os) => os.map((o) => o.textContent));
+		check(opts.length === t.process.count + 1, `${base(t.html)}: selector offers ${opts.join(' | ')}`);
+		const k = opts.findIndex((o) => o.startsWith(t.process.label));
+		await page.selectOption('#proc', String(k));
+		const one = csv(t.process.csv);
+		await page.waitForFunction((n) => document.getElementById('shown').textContent.endsWith(' ' + n + ' functions'), one.length);
+		v = await visible(page);
+		check(k > 0 && v[0].name === one[0].function && v[0].samples === +one[0].samples,
+			`${base(t.html)}: process ${opts[k]}: top ${v[0].name} (${v[0].samples}), its report says ${one[0].function} (${one[0].samples})`);
+		const pid = await page.$eval('#summary', (e) => e.textContent);
+		check(pid.includes(t.process.pid), `${base(t.html)}: the header names pid ${t.process.pid}`);
+		if (t.functions.length) {
+			await clickFunction(page, t.functions[0]);
+			const want1 = hottestLine(csv(t.process.lines), t.functions[0]);
+			check(await hottestShown(page) === want1, `${base(t.html)}: process ${opts[k]}: ${t.functions[0]}: hottest line ${want1}`);
+		}
+	}
+
+	// gmon.out's call graph: the function's callers and callees with
+	// their counts, each a link to its own entry.
+	if (t.graph) {
+		const gr = t.graph;
+		await clickFunction(page, gr.function);
+		const side = (cls) => page.$$eval('#detail .graph .r.' + cls, (rs) => rs.map((r) => ({
+			name: r.querySelector('.name').textContent.trim(), calls: r.children[0].textContent })));
+		const callers = await side('caller'), callees = await side('callee');
+		const calls = +rows.find((r) => r.function === gr.function).calls;
+		const count = (list, n) => { const x = list.find((c) => c.name === n); return x ? +x.calls.split('/')[0] : 0; };
+		const [a, b] = gr.ratio;
+		const ca = count(callers, a.name), cb = count(callers, b.name);
+		check(ca + cb === calls && ca === a.times * cb && cb > 0,
+			`${base(t.html)}: ${gr.function}'s callers ${JSON.stringify(callers)}: ${a.name} ${a.times} times ${b.name}, ${calls} calls in all`);
+		check(callers.every((c) => c.calls.endsWith('/' + calls)), `${base(t.html)}: callers' counts out of ${calls}`);
+		check(count(callees, gr.callee) === calls, `${base(t.html)}: ${gr.function} calls ${gr.callee} ${count(callees, gr.callee)} times, once a call`);
+		await page.click(`#detail .graph .r.caller[data-fn] >> text=${a.name}`);
+		await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n, a.name);
+		const back = await side('callee');
+		check(count(back, gr.function) === ca, `${base(t.html)}: clicking ${a.name} shows its entry, which calls ${gr.function} ${count(back, gr.function)} times`);
+		if (gr.spontaneous) {
+			await clickFunction(page, gr.spontaneous);
+			const sp = await side('caller');
+			check(sp.some((c) => c.name === '<spontaneous>' && +c.calls.split('/')[0] > 0),
+				`${base(t.html)}: ${gr.spontaneous} has a <spontaneous> caller: ${JSON.stringify(sp)}`);
+		}
+	}
+
+	// A screenshot that is not blank.
+	const png = await page.screenshot();
+	if (t.screenshot) writeFileSync(t.screenshot, png);
+	const s = await variance(png);
+	check(s.width === 1400 && s.variance > 200, `${base(t.html)}: screenshot ${s.width}x${s.height}, pixel variance ${s.variance.toFixed(0)}`);
+	await page.close();
+}
+check(errors.length === 0, 'no error in the pages' + (errors.length ? ': ' + errors.join('; ') : ''));
+check(requests.length === 0, 'nothing fetched from the network' + (requests.length ? ': ' + requests.join(' ') : ''));
+await ctx.close();
+rmSync(profile, { recursive: true, force: true });
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,98 @@
+#!/bin/sh
+# cli_html.sh BUILD - profil report --html: pages of the bundled example
+# run in a process tree and of a C++ program, validated as HTML
+# (html-validate), then opened in Debian's chromium (tests/html/
+# browser.mjs): the table is the text report's, a function's hottest
+# source line is the one report --lines names, sorting, filtering, the
+# process selector, a screenshot that is not blank.  Bad input gets one
+# line.  The sanitizer build runs all but the browser: the command's
+# writer is what it checks.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/cli/lib.sh"
+modules="$root/tests/html/node_modules"
+[ -d "$modules/playwright-core" ] && [ -d "$modules/html-validate" ] \
+	|| { echo "tests/html/node_modules missing: run sh scripts/setup.sh"; exit 1; }
+
+cd "$tmp" || exit 1
+
+# expect WHAT TEXT COMMAND...: fails with one line on stderr holding TEXT.
+expect() {
+	what=$1 text=$2; shift 2
+	"$@" > out.txt 2> err.txt && { no "$what: status 0"; return; }
+	[ "$(wc -l < err.txt)" -eq 1 ] || no "$what: not one line: $(cat err.txt)"
+	grep -qF -- "$text" err.txt || no "$what: '$(cat err.txt)' does not say '$text'"
+	cat err.txt
+}
+
+# The example in a tree of processes: sh, crunch, cat.
+prun sh -c "$B/examples/crunch | cat > /dev/null" 2>/dev/null || no "crunch under profil run: status $?"
+crunch=$(grep "gmon\.crunch\." .profil-last)
+pid=${crunch##*crunch.}; pid=${pid%%.*}
+nproc=$(wc -l < .profil-last)
+"$profil" report --html crunch.html 2> html.err || { cat html.err; no "report --html: status $?"; }
+[ -s html.err ] && { cat html.err; no "report --html wrote to stderr"; }
+"$profil" report --format csv > crunch.csv || no "report csv"
+"$profil" report --lines --format csv > crunch-lines.csv || no "report --lines csv"
+"$profil" report --format csv "$crunch" > crunch1.csv || no "report csv of crunch"
+"$profil" report --lines --format csv "$crunch" > crunch1-lines.csv || no "report --lines of crunch"
+grep -q '<meta charset="utf-8">' crunch.html || no "no charset in the page"
+if grep -Eq '(src|href)="(https?:)?//' crunch.html; then no "the page loads something from outside"; fi
+
+# C++: demangled names, inlined code.
+c++ -O2 -g -o cxxwork "$root/tests/cli/cxxwork.cc"
+prun -o cxx.prof ./cxxwork 4 2>/dev/null || no "cxxwork: status $?"
+"$profil" report --html cxx.html cxx.prof || no "report --html cxx: status $?"
+"$profil" report --format csv cxx.prof > cxx.csv
+"$profil" report --lines --format csv cxx.prof > cxx-lines.csv
+grep -q 'geometry::Grid<double>::relax(int)' cxx.csv || no "C++ names not demangled: $(cat cxx.csv)"
+
+# gmon.out with call arcs (a -pg program linked with libprofil).
+cc -pg -O2 -g -pthread $san_cflags -I"$root/include" -o graph "$root/tests/gmon/graph.c" \
+	-L"$B/lib" -Wl,-rpath,"$B/lib" -lprofil
+./graph 2 2>/dev/null || no "graph: status $?"
+gmon=$(ls gmon.graph.*.out)
+"$profil" report --html graph.html "$gmon" || no "report --html of gmon.out: status $?"
+"$profil" report --format csv "$gmon" > graph.csv
+"$profil" report --lines --format csv "$gmon" > graph-lines.csv
+grep -q '"cg":{"calls":\[' graph.html || no "no call graph in the page of a gmon.out"
+
+"$modules/.bin/html-validate" -c "$root/tests/html/.htmlvalidate.json" crunch.html cxx.html graph.html \
+	|| no "the pages are not valid HTML"
+ls -l crunch.html cxx.html graph.html
+
+# Bad input: one line, non-zero status, no page.
+expect "a directory that does not exist" "nodir/p.html" "$profil" report --html nodir/p.html cxx.prof
+[ -e nodir ] && no "a page in a directory that did not exist"
+expect "an unwritable place" "/proc/p.html" "$profil" report --html /proc/p.html cxx.prof
+: > empty.prof
+expect "an empty file" "empty.prof: empty" "$profil" report --html e.html empty.prof
+prun -F 1 -o idle.prof sleep 0.3 2>/dev/null
+expect "a profile without samples" "idle.prof: no samples" "$profil" report --html e.html idle.prof
+expect "--html with --annotate" "--annotate" "$profil" report --html e.html --annotate main cxx.prof
+[ -e e.html ] && no "a page written from bad input"
+ls e.html.* 2>/dev/null && no "a temporary file left behind"
+
+# The browser: not under the sanitizers (chromium is not built for them).
+if [ -z "$asan_pre" ]; then
+	cat > spec.json <<EOF
+{ "pages": [
+  { "html": "$tmp/crunch.html", "csv": "$tmp/crunch.csv", "lines": "$tmp/crunch-lines.csv",
+    "functions": ["fnv1a", "lz_compress"], "filter": "lz_", "screenshot": "$tmp/crunch.png",
+    "process": { "count": $nproc, "label": "crunch [$pid]", "pid": "$pid",
+                 "csv": "$tmp/crunch1.csv", "lines": "$tmp/crunch1-lines.csv" } },
+  { "html": "$tmp/cxx.html", "csv": "$tmp/cxx.csv", "lines": "$tmp/cxx-lines.csv",
+    "functions": ["geometry::scale(double, int)", "geometry::Grid<double>::relax(int)"],
+    "filter": "geometry", "inlined": true },
+  { "html": "$tmp/graph.html", "csv": "$tmp/graph.csv", "lines": "$tmp/graph-lines.csv",
+    "functions": ["burn"], "filter": "is_",
+    "graph": { "function": "leaf", "callee": "burn", "spontaneous": "compare",
+               "ratio": [{ "name": "one_side", "times": 3 }, { "name": "other_side", "times": 1 }] } }
+] }
+EOF
+	node "$root/tests/html/browser.mjs" spec.json || no "the pages in chromium"
+fi
+
+[ $fail -eq 0 ] && echo "cli_html: all checks passed"
+exit $fail
