@@ -42,6 +42,7 @@
 #include "../../include/profil.h"
 #include "../common/bins.h"
 #include "../format/profile.h"
+#include "dlname.h"
 #include "env.h"
 #include "sampler.h"
 #include "stats.h"
@@ -704,81 +705,13 @@ __attribute__((destructor)) static void preload_fini(void)
 typedef void *dlopen_fn(const char *, int);
 typedef int dlclose_fn(void *);
 
-/* Does the object have a search path of its own (DT_RPATH, DT_RUNPATH)? */
-static int has_search_path(const struct link_map *lm)
-{
-	for (const ElfW(Dyn) *d = lm->l_ld; d && d->d_tag != DT_NULL; d++)
-		if (d->d_tag == DT_RPATH || d->d_tag == DT_RUNPATH)
-			return 1;
-	return 0;
-}
-
-/*
- * glibc searches a name without a slash, and expands $ORIGIN, as the
- * object that called dlopen would: here that is libprofil, which has no
- * search path of its own.  So a caller that has one gets its name found
- * along its own search path (dlinfo RTLD_DI_SERINFO: its RPATH,
- * LD_LIBRARY_PATH, its RUNPATH, the system directories), and $ORIGIN at
- * the start of a name is the caller's directory.  Other names go to
- * glibc as they are.
- */
-static const char *as_caller(const char *file, const void *caller, char *out, size_t size)
-{
-	Dl_info info;
-	struct link_map *lm = NULL;
-	if (!file || !dladdr1(caller, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
-		return file;
-	const char *rest = NULL;
-	if (strncmp(file, "$ORIGIN/", 8) == 0)
-		rest = file + 7;
-	else if (strncmp(file, "${ORIGIN}/", 10) == 0)
-		rest = file + 9;
-	if (rest) {
-		char dir[PATH_MAX];
-		if (lm->l_name && lm->l_name[0])
-			copy(dir, sizeof dir, lm->l_name);
-		else if (readlink("/proc/self/exe", dir, sizeof dir - 1) <= 0)
-			return file;
-		else
-			dir[sizeof dir - 1] = '\0';
-		char *slash = strrchr(dir, '/');
-		if (!slash || strlen(dir) + strlen(rest) >= size)
-			return file;
-		*slash = '\0';
-		strcat(strcpy(out, dir), rest);
-		return out;
-	}
-	if (strchr(file, '/') || !has_search_path(lm))
-		return file;
-	Dl_serinfo head;
-	if (dlinfo(lm, RTLD_DI_SERINFOSIZE, &head) != 0 || head.dls_size < sizeof head)
-		return file;
-	Dl_serinfo *si = malloc(head.dls_size);
-	if (!si)
-		return file;
-	*si = head;
-	const char *found = file;
-	if (dlinfo(lm, RTLD_DI_SERINFO, si) == 0) {
-		for (unsigned i = 0; i < si->dls_cnt && found == file; i++) {
-			const char *dir = si->dls_serpath[i].dls_name;
-			if (strlen(dir) + strlen(file) + 2 > size)
-				continue;
-			strcat(strcat(strcpy(out, dir), "/"), file);
-			if (access(out, F_OK) == 0)
-				found = out;
-		}
-	}
-	free(si);
-	return found;
-}
-
 EXPORT void *dlopen(const char *file, int mode)
 {
 	static dlopen_fn *_Atomic real;
 	if (!real)
 		real = (dlopen_fn *)dlsym(RTLD_NEXT, "dlopen");
 	char path[PATH_MAX];
-	const char *name = as_caller(file, __builtin_return_address(0), path, sizeof path);
+	const char *name = dlname_as_caller(file, __builtin_return_address(0), path, sizeof path);
 	void *h = NULL;
 	if (name != file)	/* one loaded already under that name wins, as in glibc */
 		h = real(file, mode | RTLD_NOLOAD);
