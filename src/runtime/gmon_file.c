@@ -28,6 +28,7 @@
 
 #include "env.h"
 #include "gmon_file.h"
+#include "outname.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE 1
@@ -242,22 +243,9 @@ static int make_name(unsigned suffix)
 		add_num(&s, pid);
 		break;
 	case NAME_TEMPLATE:
-		for (const char *p = f.pattern; *p; p++) {
-			char one[2] = { *p, '\0' };
-			if (*p != '%' || !p[1]) {
-				add(&s, one);
-				continue;
-			}
-			p++;
-			if (*p == 'p')
-				add_num(&s, pid);
-			else if (*p == 'n')
-				add(&s, f.prog);
-			else {
-				one[0] = *p;
-				add(&s, one);	/* %% and unknown: the character */
-			}
-		}
+		if (outname_expand(f.pattern, f.prog, pid, f.name, sizeof f.name) != 0)
+			s.overflow = 1;
+		s.len = strlen(f.name);
 		break;
 	}
 	if (suffix && f.naming != NAME_GMON) {

@@ -44,6 +44,7 @@
 #include "../format/profile.h"
 #include "dlname.h"
 #include "env.h"
+#include "outname.h"
 #include "sampler.h"
 #include "stats.h"
 
@@ -156,23 +157,12 @@ static void program_name(char *out, size_t size)
 	copy(out, size, base ? base + 1 : n > 0 ? exe : "program");
 }
 
-/* PROFIL_OUT with %p and %n expanded. */
+/* PROFIL_OUT with %p, %n and %% expanded (cut to size if too long). */
 static void expand(const char *pattern, char *out, size_t size)
 {
 	char name[256];
 	program_name(name, sizeof name);
-	size_t o = 0;
-	for (const char *p = pattern; *p && o + 1 < size; p++) {
-		if (p[0] == '%' && (p[1] == 'p' || p[1] == 'n')) {
-			int n = p[1] == 'p' ? snprintf(out + o, size - o, "%d", (int)getpid())
-					    : snprintf(out + o, size - o, "%s", name);
-			o += n > 0 ? (size_t)n : 0;
-			p++;
-		} else {
-			out[o++] = *p;
-		}
-	}
-	out[o < size ? o : size - 1] = '\0';
+	outname_expand(pattern, name, (unsigned long)getpid(), out, size);
 }
 
 /* The file name as SPEC section 6 says, before any suffix. */

@@ -16,6 +16,7 @@
 #include "../../include/profil.h"
 #include "../../src/runtime/env.h"
 #include "../../src/runtime/memcheck.h"
+#include "../../src/runtime/outname.h"
 
 static void test_hz(void **state)
 {
@@ -89,12 +90,39 @@ static void test_writable(void **state)
 	free(heap);
 }
 
+/* PROFIL_OUT: %p, %n, %%, any other %c as c, a lone % at the end kept. */
+static void test_outname(void **state)
+{
+	(void)state;
+	static const struct { const char *pattern, *want; } cases[] = {
+		{ "plain.prof", "plain.prof" },
+		{ "%n.%p.prof", "prog.4242.prof" },
+		{ "/d/%n-%n", "/d/prog-prog" },
+		{ "100%%", "100%" },
+		{ "%x%", "x%" },
+		{ "%p", "4242" },
+	};
+	char out[64];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		assert_int_equal(outname_expand(cases[i].pattern, "prog", 4242, out, sizeof out), 0);
+		assert_string_equal(out, cases[i].want);
+	}
+	/* Cut to the buffer, NUL-terminated, and said so. */
+	assert_int_equal(outname_expand("%n.%p", "prog", 4242, out, 7), -1);
+	assert_string_equal(out, "prog.4");
+	assert_int_equal(outname_expand("ab", "prog", 1, out, 1), -1);
+	assert_string_equal(out, "");
+	assert_int_equal(outname_expand("abc", "prog", 1, out, 4), 0);
+	assert_string_equal(out, "abc");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hz),
 		cmocka_unit_test(test_backend),
 		cmocka_unit_test(test_writable),
+		cmocka_unit_test(test_outname),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
