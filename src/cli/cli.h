@@ -5,6 +5,7 @@
 #define PROFIL_CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Print "profil: MESSAGE" on one line of standard error. */
 void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -13,6 +14,24 @@ void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
+
+/*
+ * A double as an integer, saturated (NaN as 0): a hostile file's
+ * statistics can make any value, and a conversion out of range is
+ * undefined behaviour.
+ */
+static inline uint64_t sat_u64(double v)
+{
+	return v >= 18446744073709551616.0 ? UINT64_MAX : v > 0 ? (uint64_t)v : 0;
+}
+
+static inline int64_t sat_i64(double v)
+{
+	if (v != v)
+		return 0;
+	return v >= 9223372036854775808.0 ? INT64_MAX
+	       : v <= -9223372036854775808.0 ? INT64_MIN : (int64_t)v;
+}
 
 /* The subcommands; each returns the command's exit status. */
 int cmd_run(int argc, char **argv);
@@ -33,6 +52,19 @@ int temp_finish(int fd, const char *tmp, const char *out, int ok);
 /* profil merge of gmon.out files (merge_gmon.c): a gmon.out with the
    histograms and the call arcs summed. */
 int merge_gmon(char **files, const char *out);
+
+/*
+ * profil run's options, parsed apart from running anything (so that
+ * tests/fuzz/cli.c can drive the parser): returns -1 with *o filled in
+ * and o->program the index of PROGRAM in argv, or the command's exit
+ * status after --help (0) or a bad option (2, one line said).
+ */
+struct run_options {
+	const char *out, *backend;
+	unsigned hz;		/* 0: not given */
+	int program;
+};
+int run_options(int argc, char **argv, struct run_options *o);
 
 /* The list of files the last `profil run` in this directory made. */
 #define RUN_LIST ".profil-last"

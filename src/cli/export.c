@@ -29,6 +29,7 @@
 #include "../format/gmon.h"
 #include "../format/profile.h"
 #include "cli.h"
+#include "export.h"
 #include "model.h"
 #include "pprof.pb-c.h"
 #include "symbols.h"
@@ -214,11 +215,11 @@ static void add_location(struct builder *b, const struct object *o, struct symbo
 	sm->n_value = 2;
 	sm->value = xmalloc(2 * sizeof *sm->value);
 	sm->value[0] = (int64_t)bin->count;
-	sm->value[1] = (int64_t)(bin->count * period_ns + 0.5);
+	sm->value[1] = sat_i64(bin->count * period_ns + 0.5);
 	b->p->sample[b->p->n_sample++] = sm;
 }
 
-static int export_pprof(const struct model *m, struct symbols **syms, const char *out)
+int export_pprof(const struct model *m, struct symbols **syms, const char *out)
 {
 	struct builder b;
 	memset(&b, 0, sizeof b);
@@ -231,7 +232,7 @@ static int export_pprof(const struct model *m, struct symbols **syms, const char
 	b.p->sample_type[0] = value_type(&b, "samples", "count");
 	b.p->sample_type[1] = value_type(&b, "cpu", "nanoseconds");
 	b.p->period_type = value_type(&b, "cpu", "nanoseconds");
-	b.p->period = (int64_t)(period_ns + 0.5);
+	b.p->period = sat_i64(period_ns + 0.5);
 	b.p->time_nanos = (int64_t)m->start_ns;
 	b.p->duration_nanos = m->end_ns > m->start_ns ? (int64_t)(m->end_ns - m->start_ns) : 0;
 	size_t nmap = 0;
@@ -290,6 +291,11 @@ static int export_pprof(const struct model *m, struct symbols **syms, const char
 
 /* ---- gmon.out ---- */
 
+/* Bounds of what export writes as gmon.out: 256 MiB of text in a range
+   (larger than any program's), 1 GiB of file. */
+#define GMON_EXPORT_TEXT_MAX (UINT64_C(1) << 28)
+#define GMON_EXPORT_BYTES_MAX (UINT64_C(1) << 30)
+
 static const struct object *choose(const struct model *m, const char *name)
 {
 	for (size_t i = 0; i < m->nobjects; i++) {
@@ -302,7 +308,7 @@ static const struct object *choose(const struct model *m, const char *name)
 	return NULL;
 }
 
-static int export_gmon(const struct model *m, const char *name, const char *out)
+int export_gmon(const struct model *m, const char *name, const char *out)
 {
 	const struct object *o = choose(m, name);
 	if (!o) {
@@ -314,15 +320,30 @@ static int export_gmon(const struct model *m, const char *name, const char *out)
 	}
 	struct gmon_profile g;
 	memset(&g, 0, sizeof g);
-	g.nhist = o->nranges;
 	g.hist = calloc(o->nranges ? o->nranges : 1, sizeof *g.hist);
+	if (!g.hist) {
+		error_line("out of memory");
+		exit(2);
+	}
 	double each = model_seconds_each(m);
-	uint32_t rate = each > 0 ? (uint32_t)(1.0 / each + 0.5) : m->hz;
+	uint64_t per_second = each > 0 ? sat_u64(1.0 / each + 0.5) : m->hz;
+	uint32_t rate = per_second < UINT32_MAX ? (uint32_t)per_second : UINT32_MAX;
+	uint64_t bytes = GMON_HEADER_SIZE;
+	int fd = -1, ok = 0;
+	char tmp[PATH_MAX + 32];
 	for (size_t r = 0; r < o->nranges; r++) {
 		struct gmon_hist *h = &g.hist[r];
+		uint64_t vaddr = o->ranges[r].vaddr, length = o->ranges[r].length;
+		/* What a hostile file could make too large to write, refused
+		   before anything is allocated for it. */
+		if (length > GMON_EXPORT_TEXT_MAX || vaddr > UINT64_MAX - GMON_EXPORT_TEXT_MAX) {
+			error_line("%s: a text range of %#llx bytes at %#llx, too large for gmon.out",
+				   o->path, (unsigned long long)length, (unsigned long long)vaddr);
+			goto done;
+		}
 		/* 2-byte bins from an even address: gprof's bin edges are exact. */
-		h->low_pc = o->ranges[r].vaddr & ~(uint64_t)1;
-		h->high_pc = (o->ranges[r].vaddr + o->ranges[r].length + 1) & ~(uint64_t)1;
+		h->low_pc = vaddr & ~(uint64_t)1;
+		h->high_pc = (vaddr + length + 1) & ~(uint64_t)1;
 		h->nbins = (h->high_pc - h->low_pc) / 2;
 		h->rate = rate ? rate : 1;
 		snprintf(h->dimen, sizeof h->dimen, "seconds");
@@ -332,9 +353,22 @@ static int export_gmon(const struct model *m, const char *name, const char *out)
 			error_line("out of memory");
 			exit(2);
 		}
+		g.nhist++;
 		for (size_t k = 0; k < o->nbins; k++)
 			if (o->bins[k].first >= h->low_pc && o->bins[k].first < h->high_pc)
 				h->counts[(o->bins[k].first - h->low_pc) / 2] += o->bins[k].count;
+		/* gprof sums a bin in an int, from records of 65535 at most,
+		   each the whole histogram. */
+		uint64_t max = 0;
+		for (uint64_t k = 0; k < h->nbins; k++)
+			if (h->counts[k] > max)
+				max = h->counts[k];
+		if (max > INT32_MAX) {
+			error_line("%s: %llu samples in one bin, more than gprof can count (%d)",
+				   o->path, (unsigned long long)max, INT32_MAX);
+			goto done;
+		}
+		bytes += (max / GMON_HIST_MAX + 1) * (1 + GMON_HIST_HEADER_SIZE + 2 * h->nbins);
 	}
 	/* The call arcs into the object.  A caller outside it keeps the
 	   address it had (gprof makes it spontaneous); one in another object
@@ -350,15 +384,22 @@ static int export_gmon(const struct model *m, const char *name, const char *out)
 			continue;
 		uint64_t from = a->from == o || !a->from ? a->from_pc : 0;
 		g.arcs[g.narcs++] = (struct gmon_arc){ from, a->to_pc, a->count };
+		/* A record holds 2^32 - 1 calls of an arc. */
+		bytes += (a->count / GMON_ARC_MAX + 1) * (1 + GMON_ARC_SIZE);
 	}
-	char tmp[PATH_MAX + 32];
-	int fd = temp_open(out, tmp, sizeof tmp, 0644);
-	int ok = 0;
+	if (bytes > GMON_EXPORT_BYTES_MAX) {
+		error_line("%s: gmon.out would take %llu bytes (gprof's 16-bit counters): "
+			   "more than %llu", out, (unsigned long long)bytes,
+			   (unsigned long long)GMON_EXPORT_BYTES_MAX);
+		goto done;
+	}
+	fd = temp_open(out, tmp, sizeof tmp, 0644);
 	if (fd >= 0) {
 		ok = gmon_write(fd, &g) == 0;
 		if (!ok)
 			error_line("%s: %s", out, strerror(errno));
 	}
+done:
 	for (size_t r = 0; r < g.nhist; r++)
 		free(g.hist[r].counts);
 	free(g.hist);
@@ -379,7 +420,7 @@ int cmd_export(int argc, char **argv)
 	const char *format = NULL, *out = NULL, *object = NULL, *exe = NULL;
 	int c;
 	opterr = 0;
-	optind = 1;
+	optind = 0;	/* all of getopt's state afresh */
 	while ((c = getopt_long(argc, argv, "f:o:O:e:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'f':

@@ -2,44 +2,11 @@
  * main.c - profil: run a program under the profiler and read what it
  * recorded.  See profil(1).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
-
-void error_line(const char *fmt, ...)
-{
-	va_list ap;
-	fflush(stdout);
-	fputs("profil: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-void *xmalloc(size_t n)
-{
-	return xrealloc(NULL, n);
-}
-
-void *xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-	if (!q) {
-		error_line("out of memory");
-		exit(2);
-	}
-	return q;
-}
-
-char *xstrdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	return memcpy(xmalloc(n), s, n);
-}
 
 static void usage(FILE *f)
 {

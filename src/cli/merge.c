@@ -129,7 +129,7 @@ int cmd_merge(int argc, char **argv)
 	const char *out = NULL;
 	int c;
 	opterr = 0;
-	optind = 1;
+	optind = 0;	/* all of getopt's state afresh */
 	while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
@@ -219,7 +219,8 @@ int cmd_merge(int argc, char **argv)
 	free_files(files);
 	if (!status) {
 		h.taken = h.counted + h.outside + h.saturated + h.lost;
-		h.achieved_hz = h.cpu_ns ? (uint32_t)(h.observed * 1e9 / h.cpu_ns + 0.5) : 0;
+		uint64_t hz = h.cpu_ns ? sat_u64(h.observed * 1e9 / h.cpu_ns + 0.5) : 0;
+		h.achieved_hz = hz < UINT32_MAX ? (uint32_t)hz : UINT32_MAX;
 		for (size_t i = 0; i < nsegs; i++) {
 			segs[i].head.counted = 0;
 			for (uint64_t k = 0; k < segs[i].head.ncounters; k++)

@@ -194,7 +194,7 @@ static int add_gmon(struct model *m, const char *path)
 		m->hz = rate;
 	m->taken += sum;
 	m->counted += sum;
-	m->cpu_ns += rate ? (uint64_t)(sum * (1e9 / rate)) : 0;
+	m->cpu_ns += rate ? sat_u64(sum * (1e9 / rate)) : 0;
 	if (!m->nfiles)
 		snprintf(m->command, sizeof m->command, "%.255s", exe);
 	m->nfiles++;
@@ -235,7 +235,7 @@ int model_add_file(struct model *m, const char *path)
 	m->observed += h->observed;
 	m->cpu_ns += h->cpu_ns;
 	if (extra && h->hz)	/* at the period asked: the best guess there is */
-		m->cpu_ns += (uint64_t)(extra * (1e9 / h->hz));
+		m->cpu_ns += sat_u64(extra * (1e9 / h->hz));
 	m->threads += h->threads;
 	m->threads_unsampled += h->threads_unsampled;
 	m->threads_fallback += h->threads_fallback;

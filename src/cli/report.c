@@ -238,7 +238,7 @@ int cmd_report(int argc, char **argv)
 	const char *exe = NULL;
 	int c;
 	opterr = 0;
-	optind = 1;
+	optind = 0;	/* all of getopt's state afresh */
 	while ((c = getopt_long(argc, argv, "lOia:t:f:e:qh", longs, NULL)) != -1) {
 		char *end;
 		switch (c) {

@@ -192,7 +192,7 @@ static void summary(const char *list, const char *program)
 	free(path);
 }
 
-int cmd_run(int argc, char **argv)
+int run_options(int argc, char **argv, struct run_options *o)
 {
 	static const struct option longs[] = {
 		{ "backend", required_argument, NULL, 'b' },
@@ -201,28 +201,28 @@ int cmd_run(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	const char *out = NULL, *backend = NULL;
-	unsigned hz = 0;
+	memset(o, 0, sizeof *o);
 	int c;
 	opterr = 0;
+	optind = 0;	/* all of getopt's state afresh, '+' included */
 	while ((c = getopt_long(argc, argv, "+F:o:b:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 'F':
-			if (parse_hz(optarg, &hz) != 0) {
+			if (parse_hz(optarg, &o->hz) != 0) {
 				error_line("-F '%s': not a whole number from %d to %d", optarg,
 					   PROFIL_HZ_MIN, PROFIL_HZ_MAX);
 				return 2;
 			}
 			break;
 		case 'o':
-			out = optarg;
+			o->out = optarg;
 			break;
 		case 'b':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "timer")) {
 				error_line("--backend '%s': not one of auto, perf, timer", optarg);
 				return 2;
 			}
-			backend = optarg;
+			o->backend = optarg;
 			break;
 		case 'h':
 			puts("usage: profil run [-F HZ] [-o FILE] [--backend auto|perf|timer] "
@@ -243,6 +243,18 @@ int cmd_run(int argc, char **argv)
 		error_line("run: no program given (profil run [OPTIONS] PROGRAM [ARG...])");
 		return 2;
 	}
+	o->program = optind;
+	return -1;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct run_options opt;
+	int parsed = run_options(argc, argv, &opt);
+	if (parsed >= 0)
+		return parsed;
+	const char *out = opt.out, *backend = opt.backend;
+	unsigned hz = opt.hz;
 	char lib[PATH_MAX];
 	if (find_library(lib, sizeof lib) != 0) {
 		error_line("cannot find libprofil.so beside the command (set PROFIL_LIBRARY)");
@@ -314,8 +326,8 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	}
 	if (pid == 0) {
-		execvp(argv[optind], argv + optind);
-		error_line("%s: %s", argv[optind], strerror(errno));
+		execvp(argv[opt.program], argv + opt.program);
+		error_line("%s: %s", argv[opt.program], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 	/* Like a shell: ^C and ^\ are for the program. */
@@ -324,7 +336,7 @@ int cmd_run(int argc, char **argv)
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
-			error_line("waiting for %s: %s", argv[optind], strerror(errno));
+			error_line("waiting for %s: %s", argv[opt.program], strerror(errno));
 			return 2;
 		}
 	/* 126 and 127 from a child that could not exec said why already. */
@@ -354,17 +366,29 @@ char **input_files(int argc, char **argv)
 		free(files);
 		return NULL;
 	}
-	char line[PATH_MAX + 2];
-	size_t cap = 1;
-	while (fgets(line, sizeof line, f)) {
-		line[strcspn(line, "\n")] = '\0';
-		if (!*line)
+	/* Whole lines, however long: a name is never cut in two. */
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	unsigned lineno = 0;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		if (!len)
 			continue;
-		files = xrealloc(files, (cap + 1) * sizeof *files);
+		if (strlen(line) != (size_t)len) {
+			error_line("%s: line %u holds a NUL byte: not a file name", RUN_LIST, lineno);
+			free(line);
+			fclose(f);
+			free_files(files);
+			return NULL;
+		}
+		files = xrealloc(files, ((size_t)n + 2) * sizeof *files);
 		files[n++] = xstrdup(line);
 		files[n] = NULL;
-		cap++;
 	}
+	free(line);
 	fclose(f);
 	if (n == 0) {
 		error_line("%s lists no profile: the last profil run wrote none", RUN_LIST);

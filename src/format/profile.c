@@ -61,6 +61,11 @@ static int check_segment(const struct profile_segment *s, uint64_t at, uint64_t 
 		return fail(why, len, "corrupt segment at byte %llu: %llu counters in %llu bytes",
 			    (unsigned long long)at, (unsigned long long)s->ncounters,
 			    (unsigned long long)s->size);
+	if (s->length > UINT64_MAX - s->start || s->length > UINT64_MAX - s->vaddr
+	    || bins_count_for_range(s->start, s->start + s->length, s->scale) > s->ncounters)
+		return fail(why, len, "corrupt segment at byte %llu: %llu counters do not cover "
+			    "its %llu bytes of text", (unsigned long long)at,
+			    (unsigned long long)s->ncounters, (unsigned long long)s->length);
 	if (s->size > end - at)
 		return fail(why, len, "truncated: segment at byte %llu runs past the end",
 			    (unsigned long long)at);

@@ -1,0 +1,43 @@
+/*
+ * util.c - what every part of the command uses: one-line errors and
+ * allocation that exits instead of failing (cli.h).  Apart from main.c
+ * so that the fuzz targets (tests/fuzz) link the command without its main.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void error_line(const char *fmt, ...)
+{
+	va_list ap;
+	fflush(stdout);
+	fputs("profil: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void *xmalloc(size_t n)
+{
+	return xrealloc(NULL, n);
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q) {
+		error_line("out of memory");
+		exit(2);
+	}
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	return memcpy(xmalloc(n), s, n);
+}
