@@ -5,6 +5,7 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make example          profile the bundled example and show its profile
 #   make bench            measure sampling rates and overhead
+#   make fuzz             run every fuzz target FUZZ_SECONDS (60) each
 #
 # Build trees live under B (build/ by default); SAN=1 builds one with
 # AddressSanitizer and UndefinedBehaviorSanitizer.
@@ -28,6 +29,11 @@ SOVERSION := $(SOMAJOR).0.0
 
 ifeq ($(SAN),1)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+endif
+# FUZZ=1 (with CC=clang): everything instrumented for libFuzzer as well.
+ifeq ($(FUZZ),1)
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+            -fno-omit-frame-pointer
 endif
 
 WARN     := -Wall -Wextra
@@ -64,7 +70,7 @@ CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC)) $(B)/cli/gen/pprof.pb-c.o \
 CLI_LIBS := $$(pkg-config --libs libdw libelf zlib libprotobuf-c) -lstdc++
 PROFIL   := $(B)/bin/profil
 
-.PHONY: all lib check test-run deps install uninstall example bench clean
+.PHONY: all lib check test-run deps install uninstall example bench clean fuzz fuzz-targets
 
 all: lib $(PROFIL) $(EXAMPLE)
 
@@ -149,9 +155,40 @@ $(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h tests/
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(INTEG_WITH) $(TEST_LINK) -lm
 
+# Fuzz targets (tests/fuzz/*.c, one libFuzzer entry point each) link the
+# command's code without its main.  FUZZ=1 links libFuzzer's driver;
+# otherwise support/replay.c runs the checked-in corpus and regression
+# files through them, which make check does in both passes.
+FUZZ_SRC   := $(wildcard tests/fuzz/*.c)
+FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(B)/tests/fuzz/%,$(FUZZ_SRC))
+FUZZ_WITH  := $(filter-out $(B)/cli/src/cli/main.o,$(CLI_OBJ)) $(B)/obj/src/runtime/env.o \
+              $(B)/obj/src/runtime/outname.o $(B)/fuzz-support/fuzzdir.o
+ifeq ($(FUZZ),1)
+FUZZ_MAIN  := -fsanitize=fuzzer
+else
+FUZZ_WITH  += $(B)/fuzz-support/replay.o
+endif
+FUZZ_SECONDS ?= 60
+
+$(B)/fuzz-support/%.o: tests/fuzz/support/%.c tests/fuzz/support/fuzz.h
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) -D_GNU_SOURCE $(CFLAGS) -c -o $@ $<
+
+$(B)/tests/fuzz/%: tests/fuzz/%.c tests/fuzz/support/fuzz.h $(FUZZ_WITH)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) -D_GNU_SOURCE $(CFLAGS) -o $@ $< $(FUZZ_WITH) $(FUZZ_MAIN) $(CLI_LIBS)
+
+fuzz-targets: $(FUZZ_BIN)
+
+# Each target for FUZZ_SECONDS from its corpus; a table of executions and
+# crashes at the end (tests/fuzz/run.sh).
+fuzz: deps
+	$(MAKE) fuzz-targets B=build/fuzz CC=clang FUZZ=1 CFLAGS="-O1 -g"
+	@sh tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
+
 # BACKENDS: which backends each integration program runs under (default
 # every one the machine allows; the sanitizer build runs the default).
-test-run: lib $(PROFIL) $(UNIT_BIN) $(INTEG_BIN) $(EXAMPLE)
+test-run: lib $(PROFIL) $(UNIT_BIN) $(INTEG_BIN) $(EXAMPLE) $(FUZZ_BIN)
 	@PROFIL_BACKENDS="$(BACKENDS)" sh tests/run.sh $(B)
 
 check: deps

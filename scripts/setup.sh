@@ -7,9 +7,11 @@ set -e
 
 # Debian package names; add new needs here.  chromium: the browser
 # tests of report --html (tests/html/, driven by playwright-core).
+# libclang-rt-14-dev: libFuzzer for make fuzz; valgrind:
+# tests/integration/valgrind.sh.
 PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
 	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
-	golang-go linux-perf chromium"
+	golang-go linux-perf chromium libclang-rt-14-dev valgrind"
 
 missing=""
 for p in $PACKAGES; do

@@ -42,8 +42,29 @@ for t in "$B"/tests/integration/*; do
 		run_one "integration/${t##*/}[$be]" env PROFIL_BACKEND="$be" "$t"
 	done
 done
+# The fuzz targets replay their checked-in corpus and every input that
+# ever crashed them (tests/fuzz/regress).
+for t in "$B"/tests/fuzz/*; do
+	[ -f "$t" ] && [ -x "$t" ] || continue
+	n=${t##*/}
+	regress="$root/tests/fuzz/regress/$n"
+	[ -d "$regress" ] || regress=
+	run_one "fuzz/$n" "$t" "$root/tests/fuzz/corpus/$n" $regress
+done
+# valgrind cannot run a program built with AddressSanitizer: these run
+# in the plain build only.
+plain_only="valgrind.sh"
+san=
+readelf -d "$B/lib/libprofil.so" 2>/dev/null | grep -q libasan && san=1
 for t in "$root"/tests/integration/*.sh; do
-	[ -f "$t" ] && run_one "integration/${t##*/}" sh "$t" "$B"
+	[ -f "$t" ] || continue
+	case " $plain_only " in
+	*" ${t##*/} "*) if [ -n "$san" ]; then
+			echo "not run in this build: integration/${t##*/} (valgrind; the plain build runs it)"
+			continue
+		fi ;;
+	esac
+	run_one "integration/${t##*/}" sh "$t" "$B"
 done
 
 echo "$B: $passed passed, $failed failed"

@@ -1,0 +1,62 @@
+/*
+ * trim_profile.c IN OUT [MAX] - a real profile cut down to a seed for
+ * the fuzz corpus: the header and the segments (with their system
+ * counts) of at most MAX counters (1024), the header's sums made to
+ * agree.  Real profiles hold libc's counters, megabytes; a seed should
+ * be a few pages.  Used by tests/fuzz/seeds.sh.
+ */
+#include <fcntl.h>
+#include <string.h>
+
+#include "../../../src/format/profile.h"
+#include "fuzz.h"
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: trim_profile IN OUT [MAX]\n");
+		return 2;
+	}
+	uint64_t max = argc > 3 ? strtoull(argv[3], NULL, 10) : 1024;
+	struct profile p;
+	char why[512];
+	if (profile_open(&p, argv[1], why, sizeof why) != 0) {
+		fprintf(stderr, "trim_profile: %s: %s\n", argv[1], why);
+		return 1;
+	}
+	static char page[PROFILE_PAGE];
+	memcpy(page, p.header, sizeof *p.header);
+	struct profile_header *h = (struct profile_header *)page;
+	int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		perror(argv[2]);
+		return 1;
+	}
+	uint64_t at = PROFILE_PAGE, counted = 0, system = 0;
+	uint32_t n = 0;
+	for (size_t i = 0; i < p.nsegs; i++) {
+		const struct profile_seg_view *v = &p.segs[i];
+		if (v->head->ncounters > max)
+			continue;
+		const void *parts[2] = { v->head, v->system ? (const char *)v->system - PROFILE_PAGE : NULL };
+		for (int k = 0; k < 2 && parts[k]; k++) {
+			const struct profile_segment *s = parts[k];
+			FUZZ_CHECK(pwrite(fd, s, s->size, (off_t)at) == (ssize_t)s->size);
+			at += s->size;
+			n++;
+		}
+		for (uint64_t k = 0; k < v->head->ncounters; k++) {
+			counted += profile_count(v, k);
+			system += profile_system(v, k);
+		}
+	}
+	h->nsegments = n;
+	h->end = at;
+	h->counted = counted;
+	h->taken = h->counted + h->outside + h->saturated + h->lost;
+	h->system = system < h->system ? system : h->system;
+	FUZZ_CHECK(pwrite(fd, page, sizeof page, 0) == (ssize_t)sizeof page);
+	close(fd);
+	profile_close(&p);
+	return 0;
+}
