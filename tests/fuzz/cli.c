@@ -13,13 +13,7 @@
 #include "../../src/cli/cli.h"
 #include "support/fuzz.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	FUZZ_CHECK(chdir(fuzz_dir()) == 0);
-	return 0;
-}
+FUZZ_IN_SCRATCH_DIR
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -51,4 +51,18 @@ static inline int fuzz_file(const uint8_t *data, size_t size, char *path, size_t
 /* A directory of our own to write outputs into, made once (removed at exit). */
 const char *fuzz_dir(void);
 
+/*
+ * For a target that must run in that directory (it reads or writes
+ * files in the current one): its set-up goes there.  Corpus directories
+ * are then to be named by absolute paths (tests/fuzz/run.sh does).
+ */
+#define FUZZ_IN_SCRATCH_DIR                                   \
+	int LLVMFuzzerInitialize(int *argc, char ***argv)     \
+	{                                                     \
+		(void)argc;                                   \
+		(void)argv;                                   \
+		FUZZ_CHECK(chdir(fuzz_dir()) == 0);           \
+		return 0;                                     \
+	}
+
 #endif
