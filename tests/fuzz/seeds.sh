@@ -57,6 +57,7 @@ for t in profile merge export; do
 	put $t merged merged.small
 done
 put gmon calls calls.gmon
+put merge calls-gmon calls.gmon
 put gmon export export.gmon
 put export calls-gmon calls.gmon
 put export mon.out mon.out
