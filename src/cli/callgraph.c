@@ -261,7 +261,9 @@ static int by_start(const void *a, const void *b, void *arg)
 }
 
 /* Cycles: one node for each component of more than one function,
-   numbered in the order of their lowest member's address. */
+   numbered as gprof numbers them: in the address order of their heads,
+   the member the depth-first search came to first (which Tarjan's
+   algorithm ends the component on). */
 static void make_cycles(struct builder *b, const struct tarjan *t, size_t nfuncs,
 			size_t *cycle_of_comp)
 {
@@ -272,11 +274,7 @@ static void make_cycles(struct builder *b, const struct tarjan *t, size_t nfuncs
 		cycle_of_comp[c] = SIZE_MAX;
 		if (end - t->comp_start[c] < 2)
 			continue;
-		size_t low = t->comp_order[t->comp_start[c]];
-		for (size_t k = t->comp_start[c]; k < end; k++)
-			if (by_start(&t->comp_order[k], &low, g) < 0)
-				low = t->comp_order[k];
-		heads[nheads++] = low;
+		heads[nheads++] = t->comp_order[end - 1];
 	}
 	qsort_r(heads, nheads, sizeof *heads, by_start, g);
 	for (size_t h = 0; h < nheads; h++) {
@@ -471,19 +469,20 @@ void callgraph_build(struct callgraph *g, const struct model *m, struct symbols 
 	t.on_stack = xmalloc(words);
 	memset(t.on_stack, 0, words);
 	size_t *frames = xmalloc(words * sizeof *frames), *edge_at = xmalloc(words * sizeof *edge_at);
-	for (size_t i = 0; i < nf; i++)
-		t.index[i] = SIZE_MAX;
-	for (size_t i = 0; i < nf; i++)
-		if (t.index[i] == SIZE_MAX)
-			strongconnect(g, nf, &t, i, frames, edge_at);
-	size_t *cycle_of_comp = xmalloc((t.ncomp + 1) * sizeof *cycle_of_comp);
-	make_cycles(&b, &t, nf, cycle_of_comp);
-	g->ncycles = g->nnodes - nf;
+	/* The search starts from functions in address order, as gprof's. */
 	g->nfunctions = nf;
 	g->by_start = xmalloc((nf + 1) * sizeof *g->by_start);
 	for (size_t i = 0; i < nf; i++)
 		g->by_start[i] = i;
 	qsort_r(g->by_start, nf, sizeof *g->by_start, by_start, g);
+	for (size_t i = 0; i < nf; i++)
+		t.index[i] = SIZE_MAX;
+	for (size_t i = 0; i < nf; i++)
+		if (t.index[g->by_start[i]] == SIZE_MAX)
+			strongconnect(g, nf, &t, g->by_start[i], frames, edge_at);
+	size_t *cycle_of_comp = xmalloc((t.ncomp + 1) * sizeof *cycle_of_comp);
+	make_cycles(&b, &t, nf, cycle_of_comp);
+	g->ncycles = g->nnodes - nf;
 	propagate(g, &t, cycle_of_comp);
 	sort_all(g);
 	free(cycle_of_comp);

@@ -1,12 +1,12 @@
 /*
  * graph.c [SCALE] - a -pg program with a call graph to check against
- * gprof's: a plain tree (main -> work -> leaf, called from two callers in
- * a 3:1 ratio), direct recursion (fib), mutual recursion (is_even and
- * is_odd: a cycle, which burns time of its own) and a function libc calls
- * back (the qsort comparator: a spontaneous caller).  Each part burns CPU
- * so that time propagates along the arcs.  SCALE (default 1) multiplies
- * the work.  It prints "compares=N", the calls qsort made, on standard
- * error.
+ * gprof's: a plain tree (main -> one_side and other_side -> leaf, called
+ * from them in a 3:1 ratio), direct recursion (fib), mutual recursion
+ * (is_even and is_odd: a cycle; ping and pong, another) and a function
+ * libc calls back (the qsort comparator: a spontaneous caller).  Each
+ * part burns CPU so that time propagates along the arcs.  SCALE (default
+ * 1) multiplies the work.  It prints "compares=N", the calls qsort made,
+ * on standard error.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +49,14 @@ __attribute__((noinline)) unsigned long fib(int n)
 	return n < 2 ? (unsigned long)n : fib(n - 1) + fib(n - 2);
 }
 
+/*
+ * Two cycles whose members interleave in the text (is_even, ping, is_odd,
+ * pong: built with -fno-toplevel-reorder), entered at is_odd and at ping:
+ * gprof numbers cycles by the address of the member its search reached
+ * first (ping's cycle 1), not of their lowest member (is_even).
+ */
 int is_odd(unsigned n);
+int pong(unsigned n);
 
 __attribute__((noinline)) int is_even(unsigned n)
 {
@@ -59,10 +66,26 @@ __attribute__((noinline)) int is_even(unsigned n)
 	return r;
 }
 
+__attribute__((noinline)) int ping(unsigned n)
+{
+	burn(500);
+	int r = n ? pong(n - 1) : 0;
+	sink += r;
+	return r;
+}
+
 __attribute__((noinline)) int is_odd(unsigned n)
 {
 	burn(1000);
 	int r = n == 0 ? 0 : is_even(n - 1);
+	sink += r;
+	return r;
+}
+
+__attribute__((noinline)) int pong(unsigned n)
+{
+	burn(700);
+	int r = n ? ping(n - 1) + 1 : 1;
 	sink += r;
 	return r;
 }
@@ -85,7 +108,9 @@ int main(int argc, char **argv)
 	}
 	sink += fib(20);
 	for (unsigned i = 0; i < 200; i++)
-		sink += is_even(i);
+		sink += is_odd(i);
+	for (unsigned i = 0; i < 50; i++)
+		sink += ping(i);
 	unsigned v[2000];
 	for (unsigned i = 0; i < 2000; i++)
 		v[i] = (i * 2654435761u) >> 7;
