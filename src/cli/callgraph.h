@@ -102,4 +102,7 @@ const struct cg_node *callgraph_sharer(const struct callgraph *g, size_t callee)
    (cgprint.c). */
 void callgraph_print(const struct callgraph *g);
 
+/* The same as one JSON object (cgprint.c; profil(1) lists the fields). */
+void callgraph_json(const struct callgraph *g);
+
 #endif

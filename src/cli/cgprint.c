@@ -5,12 +5,14 @@
  * carries and count/calls.  Calls to itself and within a cycle show only
  * their count.  A function nothing in the profile calls has the line
  * <spontaneous> above it, as in gprof; calls from outside the profiled
- * text are a <spontaneous> caller with their count.
+ * text are a <spontaneous> caller with their count.  The JSON form has
+ * the same, every node an object, edges by the nodes' indexes.
  */
 #include <inttypes.h>
 #include <stdio.h>
 
 #include "callgraph.h"
+#include "jsonout.h"
 
 static void name(const struct cg_node *n)
 {
@@ -88,4 +90,61 @@ void callgraph_print(const struct callgraph *g)
 		entry(g, &g->nodes[g->order[i]], total);
 		printf("-----------------------------------------------\n");
 	}
+}
+
+/* The edges of a node as a JSON array of {"index", "count", "calls",
+   "self_seconds", "children_seconds"}, index null for outside the text. */
+static void json_edges(const struct callgraph *g, const size_t *edges, size_t n, int callers)
+{
+	putchar('[');
+	for (size_t k = 0; k < n; k++) {
+		const struct cg_edge *e = &g->edges[edges[k]];
+		size_t other = callers ? e->caller : e->callee;
+		if (other == CG_SPONTANEOUS)
+			printf("%s{\"index\":null", k ? "," : "");
+		else
+			printf("%s{\"index\":%u", k ? "," : "", g->nodes[other].index);
+		printf(",\"count\":%" PRIu64 ",\"calls\":%" PRIu64 ",\"self_seconds\":%.6f"
+		       ",\"children_seconds\":%.6f}", e->count, callgraph_sharer(g, e->callee)->calls,
+		       e->self, e->children);
+	}
+	putchar(']');
+}
+
+void callgraph_json(const struct callgraph *g)
+{
+	double total = g->total > 0 ? g->total : 1.0;
+	printf("{\"self_seconds\":%.6f,\"nodes\":[", g->total);
+	for (size_t i = 0; i < g->nnodes; i++) {
+		const struct cg_node *n = &g->nodes[g->order[i]];
+		printf("%s{\"index\":%u,\"name\":", i ? "," : "", n->index);
+		json_string(stdout, n->name, 0);
+		printf(",\"object\":");
+		if (n->object)
+			json_string(stdout, n->object->path, 0);
+		else
+			printf("null");
+		printf(",\"cycle\":");
+		if (n->cycle)
+			printf("%u", n->cycle);
+		else
+			printf("null");
+		printf(",\"is_cycle\":%s,\"percent\":%.4f,\"self_seconds\":%.6f"
+		       ",\"children_seconds\":%.6f,\"calls\":%" PRIu64 ",\"self_calls\":%" PRIu64,
+		       n->is_cycle ? "true" : "false", 100.0 * (n->self + n->children) / total,
+		       n->self, n->children, n->calls, n->self_calls);
+		if (n->is_cycle) {
+			printf(",\"members\":[");
+			for (size_t k = 0; k < n->nmembers; k++)
+				printf("%s%u", k ? "," : "", g->nodes[n->members[k]].index);
+			printf("]}");
+			continue;
+		}
+		printf(",\"callers\":");
+		json_edges(g, n->callers, n->ncallers, 1);
+		printf(",\"callees\":");
+		json_edges(g, n->callees, n->ncallees, 0);
+		putchar('}');
+	}
+	printf("]}\n");
 }

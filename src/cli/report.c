@@ -285,6 +285,11 @@ int cmd_report(int argc, char **argv)
 		error_line("--html and --annotate: the page annotates every function; give one");
 		return 2;
 	}
+	if (opt.callgraph && (opt.annotate || opt.by != BY_FUNCTION || opt.fmt == FMT_CSV)) {
+		error_line("--callgraph: by function only, as text or json (not with --lines, "
+			   "--objects, --annotate or --format csv)");
+		return 2;
+	}
 	char **files = input_files(argc - optind, argv + optind);
 	if (!files)
 		return 1;
@@ -312,7 +317,10 @@ int cmd_report(int argc, char **argv)
 	} else if (!status && opt.callgraph) {
 		struct callgraph g;
 		callgraph_build(&g, &m, syms);
-		callgraph_print(&g);
+		if (opt.fmt == FMT_JSON)
+			callgraph_json(&g);
+		else
+			callgraph_print(&g);
 		callgraph_free(&g);
 	} else if (!status) {
 		struct rows r = { 0 };

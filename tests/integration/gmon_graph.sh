@@ -104,6 +104,20 @@ grep -q "<cycle 1 as a whole> self <cycle 1 as a whole> called 50+1225" o.rec \
 grep -q "^fib self fib called 1+" o.rec || fail "fib's recursion is not its self calls"
 echo "call graph: $(wc -l < o.rec) records, $(wc -l < g.rec) from gprof"
 
+# The same graph as JSON: valid, and with the text's numbers.
+"$profil" report --callgraph --format json "$f" > cg.json || fail "--callgraph --format json"
+node -e '
+	const d = JSON.parse(require("fs").readFileSync(0, "utf8"));
+	const by = {}; for (const n of d.nodes) by[n.name] = n;
+	const name = i => i === null ? "<spontaneous>" : d.nodes[i - 1].name;
+	for (const n of d.nodes) {
+		const called = n.calls || n.self_calls ? n.calls + (n.self_calls ? "+" + n.self_calls : "") : "-";
+		console.log(n.name, "self", n.name, "called", called);
+		for (const e of n.callers || []) console.log(n.name, "caller", name(e.index), "count", e.count);
+	}' < cg.json | sort > j.rec || fail "--callgraph --format json is not JSON"
+grep -E " (called|count) " o.rec | grep -v " callee " | sort > oc.rec
+cmp -s oc.rec j.rec || { diff oc.rec j.rec | head; fail "--format json and the text differ"; }
+
 # The flat profile: calls equal to gprof -p's, self and total ms/call
 # within the rounding of its last digit (in the unit gprof chose).
 gprof -b -p graph "$f" > flat.txt || fail "gprof -p"
