@@ -83,8 +83,12 @@ static void entry(const struct callgraph *g, const struct cg_node *n, double tot
 void callgraph_print(const struct callgraph *g)
 {
 	double total = g->total > 0 ? g->total : 1.0;
-	printf("Call graph: %zu functions, %zu cycles, %.2f seconds of self time\n\n",
-	       g->nfunctions, g->ncycles, g->total);
+	printf("Call graph: %zu function%s, %zu cycle%s, %.2f seconds of self time\n",
+	       g->nfunctions, g->nfunctions == 1 ? "" : "s", g->ncycles,
+	       g->ncycles == 1 ? "" : "s", g->total);
+	if (!g->nedges)
+		printf("No calls: only the gmon.out files of programs built with -pg have them.\n");
+	putchar('\n');
 	printf("index %% time    self  children    called     name\n");
 	for (size_t i = 0; i < g->nnodes; i++) {
 		entry(g, &g->nodes[g->order[i]], total);
