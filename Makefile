@@ -170,6 +170,9 @@ FUZZ_WITH  += $(B)/fuzz-support/replay.o
 endif
 FUZZ_SECONDS ?= 60
 
+# Kept, not removed as intermediate files after each link.
+.PRECIOUS: $(B)/fuzz-support/%.o
+
 $(B)/fuzz-support/%.o: tests/fuzz/support/%.c tests/fuzz/support/fuzz.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) -D_GNU_SOURCE $(CFLAGS) -c -o $@ $<

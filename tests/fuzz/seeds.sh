@@ -19,7 +19,7 @@ cd "$tmp"
 link="-L$B/lib -Wl,-rpath,$B/lib -lprofil"
 
 cc -O2 -g -D_GNU_SOURCE -I"$root/include" -o trim "$root/tests/fuzz/support/trim_profile.c" \
-	"$root/src/format/profile.c"
+	"$root/src/format/profile.c" "$root/src/common/bins.c" 2>/dev/null
 cc -O2 -g -o spin "$root/tests/cli/spin.c"
 printf '%s\n' '#include <signal.h>' 'volatile unsigned long s;' \
 	'int main(void) { for (unsigned long i = 0; i < 300000000; i++) s += i; raise(SIGKILL); }' \
@@ -32,6 +32,7 @@ cp .profil-last runlist
 ./trim spin.prof spin.small
 ./trim killed.prof killed.small
 ./trim merged.prof merged.small
+./trim spin.prof self.small 1024 /proc/self/exe
 "$profil" export --format gmon -o export.gmon spin.prof
 cc -pg -O2 -pthread -I"$root/include" -o calls "$root/tests/gmon/calls.c" $link
 ./calls 2 20000
@@ -66,6 +67,13 @@ put monout mon.out mon.out
 put pcsample work.pcs work.pcs
 put loadmap work.pcs loadmap
 put runlist profil-last runlist
+# report: the first byte picks the view (0 text, 3 csv, 5 call graph, 6 HTML).
+for v in 0 3 5 6; do
+	for f in calls.gmon self.small; do
+		{ printf "\\$(printf %03o $v)"; cat $f; } > view
+		put report "${f%.*}-$v" view
+	done
+done
 
 # Environment: rate, backend, system time, PROFIL_OUT, program, buffer size.
 args() {	# TARGET NAME ARG... - the arguments, each ended by a NUL byte

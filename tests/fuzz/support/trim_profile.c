@@ -1,8 +1,9 @@
 /*
- * trim_profile.c IN OUT [MAX] - a real profile cut down to a seed for
- * the fuzz corpus: the header and the segments (with their system
+ * trim_profile.c IN OUT [MAX [PATH]] - a real profile cut down to a seed
+ * for the fuzz corpus: the header and the segments (with their system
  * counts) of at most MAX counters (1024), the header's sums made to
- * agree.  Real profiles hold libc's counters, megabytes; a seed should
+ * agree; with PATH, the segments name that object instead, without a
+ * build ID (/proc/self/exe: the fuzz target's own symbols).  Real profiles hold libc's counters, megabytes; a seed should
  * be a few pages.  Used by tests/fuzz/seeds.sh.
  */
 #include <fcntl.h>
@@ -14,7 +15,7 @@
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: trim_profile IN OUT [MAX]\n");
+		fprintf(stderr, "usage: trim_profile IN OUT [MAX [PATH]]\n");
 		return 2;
 	}
 	uint64_t max = argc > 3 ? strtoull(argv[3], NULL, 10) : 1024;
@@ -42,6 +43,13 @@ int main(int argc, char **argv)
 		for (int k = 0; k < 2 && parts[k]; k++) {
 			const struct profile_segment *s = parts[k];
 			FUZZ_CHECK(pwrite(fd, s, s->size, (off_t)at) == (ssize_t)s->size);
+			if (argc > 4) {
+				static struct profile_segment head;
+				memcpy(&head, s, sizeof head);
+				snprintf(head.path, sizeof head.path, "%s", argv[4]);
+				head.build_id_len = 0;
+				FUZZ_CHECK(pwrite(fd, &head, sizeof head, (off_t)at) == (ssize_t)sizeof head);
+			}
 			at += s->size;
 			n++;
 		}
