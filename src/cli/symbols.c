@@ -25,6 +25,25 @@ struct name {
 	char *raw, *demangled;
 };
 
+/* The functions of a compilation unit by address, for inlines. */
+struct cu_fn {
+	Dwarf_Addr low, high;
+	Dwarf_Die die;
+};
+
+struct cu_index {
+	Dwarf_Off offset;	/* of the CU's DIE */
+	struct cu_fn *v;
+	size_t n, cap;
+};
+
+/* A symbol with a size, of the kinds dwfl_module_addrinfo considers. */
+struct sized {
+	uint64_t start, end;
+	uint64_t maxend;	/* the highest end of this and every one before */
+	const char *raw;
+};
+
 struct symbols {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
@@ -33,6 +52,11 @@ struct symbols {
 	size_t nnames;
 	uint64_t last_start, last_size;	/* the last function found */
 	const char *last_name;
+	struct sized *sized;	/* by start, made at the first lookup */
+	size_t nsized;
+	int made;
+	struct cu_index *cus;	/* the functions of each CU, for inlines */
+	size_t ncus;
 };
 
 static const Dwfl_Callbacks callbacks = {
@@ -96,6 +120,10 @@ void symbols_close(struct symbols *s)
 		free(s->names[i].demangled);
 	}
 	free(s->names);
+	free(s->sized);
+	for (size_t i = 0; i < s->ncus; i++)
+		free(s->cus[i].v);
+	free(s->cus);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	free(s);
@@ -119,23 +147,89 @@ static const char *pretty(struct symbols *s, const char *raw)
 	return s->names[s->nnames++].demangled;
 }
 
+static int by_start(const void *a, const void *b)
+{
+	const struct sized *x = a, *y = b;
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+/* libdwfl looks a symbol up by reading the whole symbol table (elfutils
+ * 0.188): a hundred thousand functions made that a hundred thousand
+ * times slower.  So the sized symbols are sorted once here. */
+static void make_table(struct symbols *s)
+{
+	s->made = 1;
+	int n = dwfl_module_getsymtab(s->mod);
+	if (n <= 0)
+		return;
+	s->sized = xmalloc((size_t)n * sizeof *s->sized);
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(s->mod, i, &sym, &addr, NULL, NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || !sym.st_size
+		    || type == STT_SECTION || type == STT_FILE || type == STT_TLS)
+			continue;
+		s->sized[s->nsized++] = (struct sized){ addr, addr + sym.st_size, 0, name };
+	}
+	qsort(s->sized, s->nsized, sizeof *s->sized, by_start);
+	for (size_t i = 0; i < s->nsized; i++)
+		s->sized[i].maxend = i && s->sized[i - 1].maxend > s->sized[i].end
+					     ? s->sized[i - 1].maxend : s->sized[i].end;
+}
+
+/* The one sized symbol that holds addr, or NULL if none or several do
+ * (aliases, nested symbols: libdwfl's rules of preference decide). */
+static const struct sized *only_holder(struct symbols *s, uint64_t addr)
+{
+	size_t lo = 0, hi = s->nsized;
+	while (lo < hi) {	/* the first that starts above addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->sized[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct sized *found = NULL;
+	for (size_t k = lo; k-- > 0 && s->sized[k].maxend > addr;) {
+		if (addr < s->sized[k].end) {
+			if (found)
+				return NULL;
+			found = &s->sized[k];
+		}
+	}
+	return found;
+}
+
 int symbols_function(struct symbols *s, uint64_t addr, struct function *f)
 {
 	if (s->last_name && addr >= s->last_start && addr - s->last_start < s->last_size) {
 		*f = (struct function){ s->last_name, s->last_start, s->last_size };
 		return 1;
 	}
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(s->mod, addr, &off, &sym, NULL, NULL, NULL);
-	if (!name)
-		return 0;
-	f->name = pretty(s, name);
-	f->start = addr - off;
-	f->size = sym.st_size ? sym.st_size : off + 1;
+	if (!s->made)
+		make_table(s);
+	const struct sized *one = only_holder(s, addr);
+	uint64_t cached;	/* 0 for a sizeless symbol: not kept */
+	if (one) {
+		f->name = pretty(s, one->raw);
+		f->start = one->start;
+		f->size = cached = one->end - one->start;
+	} else {
+		GElf_Off off;
+		GElf_Sym sym;
+		const char *name = dwfl_module_addrinfo(s->mod, addr, &off, &sym, NULL, NULL, NULL);
+		if (!name)
+			return 0;
+		f->name = pretty(s, name);
+		f->start = addr - off;
+		f->size = sym.st_size ? sym.st_size : off + 1;
+		cached = sym.st_size;
+	}
 	s->last_name = f->name;
 	s->last_start = f->start;
-	s->last_size = sym.st_size;
+	s->last_size = cached;
 	return 1;
 }
 
@@ -185,23 +279,110 @@ const char *symbols_comp_dir(struct symbols *s, uint64_t addr)
 	return l ? dwfl_line_comp_dir(l) : NULL;
 }
 
+static int by_low(const void *a, const void *b)
+{
+	const struct cu_fn *x = a, *y = b;
+	return (x->low > y->low) - (x->low < y->low);
+}
+
+/* Every function with code in scope (namespaces and classes included). */
+static void index_scope(struct cu_index *ix, Dwarf_Die *scope)
+{
+	Dwarf_Die child;
+	if (dwarf_child(scope, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, low, high;
+			for (ptrdiff_t off = 0; (off = dwarf_ranges(&child, off, &base, &low, &high)) > 0;) {
+				if (ix->n == ix->cap) {
+					ix->cap = ix->cap ? 2 * ix->cap : 64;
+					ix->v = xrealloc(ix->v, ix->cap * sizeof *ix->v);
+				}
+				ix->v[ix->n++] = (struct cu_fn){ low, high, child };
+			}
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type
+			   || tag == DW_TAG_structure_type || tag == DW_TAG_union_type
+			   || tag == DW_TAG_module) {
+			index_scope(ix, &child);
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static struct cu_index *cu_index(struct symbols *s, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	for (size_t i = s->ncus; i-- > 0;)	/* the last one made first */
+		if (s->cus[i].offset == off)
+			return &s->cus[i];
+	s->cus = xrealloc(s->cus, (s->ncus + 1) * sizeof *s->cus);
+	struct cu_index *ix = &s->cus[s->ncus++];
+	*ix = (struct cu_index){ off, NULL, 0, 0 };
+	index_scope(ix, cu);
+	qsort(ix->v, ix->n, sizeof *ix->v, by_low);
+	return ix;
+}
+
+static const char *inlined_name(struct symbols *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *link = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	return link ? pretty(s, link) : dwarf_diename(die);
+}
+
+/* The innermost inlined subroutine under die that holds a. */
+static const char *innermost(struct symbols *s, Dwarf_Die *die, Dwarf_Addr a)
+{
+	const char *name = NULL;
+	Dwarf_Die cur = *die, child;
+	while (dwarf_child(&cur, &child) == 0) {
+		int found = 0;
+		do {
+			if (dwarf_haspc(&child, a) == 1) {
+				if (dwarf_tag(&child) == DW_TAG_inlined_subroutine)
+					name = inlined_name(s, &child);
+				cur = child;
+				found = 1;
+				break;
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+	}
+	return name;
+}
+
+/* dwarf_getscopes walks the CU from its first function each time: a
+ * CU of ten thousand functions made every lookup ten thousand steps.
+ * The functions of each CU are indexed once instead, and only the one
+ * that holds addr is walked. */
 const char *symbols_inlined(struct symbols *s, uint64_t addr)
 {
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(s->mod, addr, &bias);
 	if (!cu)
 		return NULL;
-	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(cu, addr - bias, &scopes);
-	const char *name = NULL;
-	for (int i = 0; i < n && !name; i++) {
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-			continue;
-		Dwarf_Attribute attr;
-		const char *link = dwarf_formstring(dwarf_attr_integrate(&scopes[i],
-							DW_AT_linkage_name, &attr));
-		name = link ? pretty(s, link) : dwarf_diename(&scopes[i]);
+	Dwarf_Addr a = addr - bias;
+	struct cu_index *ix = cu_index(s, cu);
+	size_t lo = 0, hi = ix->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->v[mid].low <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
+	if (lo && a < ix->v[lo - 1].high)
+		return innermost(s, &ix->v[lo - 1].die, a);
+	/* Not in an indexed function (code in a partial unit, say): the
+	   general walk. */
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, a, &scopes);
+	const char *name = NULL;
+	for (int i = 0; i < n && !name; i++)
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+			name = inlined_name(s, &scopes[i]);
 	free(scopes);
 	return name;
 }
