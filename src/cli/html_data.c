@@ -28,7 +28,8 @@
 #include "rows.h"
 
 #define MAX_DISASM 40			/* functions disassembled per process */
-#define MAX_SOURCE (16u << 20)		/* bytes of source text in a page */
+#define MAX_SOURCE (8u << 20)		/* bytes of source text in a page */
+#define MAX_SOURCE_LINES 100000		/* lines asked for, hottest functions first */
 #define CONTEXT 4			/* source lines embedded around a hot one:
 					   page.js shows 3, and gaps of 2 */
 
@@ -117,6 +118,8 @@ struct page {
 	struct srcfile *files;
 	size_t nfiles;
 	struct hmap filemap;
+	size_t wanted;		/* source lines asked for so far */
+	int cut;		/* some were not, for MAX_SOURCE_LINES */
 };
 
 struct page *page_new(void)
@@ -411,8 +414,18 @@ void page_process(struct page *pg, FILE *f, const struct model *m, struct symbol
 	for (size_t i = 0; i < fr.n; i++)
 		col[i] = first[i + 1] - first[i];
 	u64s(f, "k", col, fr.n, 0);
+	/* files and line numbers as differences from the entry before: the
+	 * lines of a function are mostly in one file, and near each other */
+	for (size_t p = nlines; p-- > 1;) {
+		lfile[p] -= lfile[p - 1];
+		lno[p] -= lno[p - 1];
+	}
 	i64s(f, "f", lfile, nlines);
 	i64s(f, "l", lno, nlines);
+	for (size_t p = 1; p < nlines; p++) {
+		lfile[p] += lfile[p - 1];
+		lno[p] += lno[p - 1];
+	}
 	uint64_t *lc = xmalloc((nlines + 1) * sizeof *lc);
 	for (size_t p = 0; p < nlines; p++)
 		lc[p] = lr.v[order[p]].count;
@@ -462,19 +475,26 @@ void page_process(struct page *pg, FILE *f, const struct model *m, struct symbol
 	}
 	putc(']', f);
 
-	/* The source lines to embed, around every line with samples. */
+	/* The source lines to embed, around every line with samples, of the
+	 * hottest functions first while the page has room. */
 	int *has_source = xmalloc((fr.n + 1) * sizeof *has_source);
 	memset(has_source, 0, (fr.n + 1) * sizeof *has_source);
-	for (size_t i = 0; i < fr.n; i++)
+	for (size_t i = 0; i < fr.n; i++) {
+		if (pg->wanted > MAX_SOURCE_LINES) {
+			pg->cut |= first[i + 1] > first[i];
+			continue;
+		}
 		for (size_t p = first[i]; p < first[i + 1]; p++) {
 			if (lfile[p] < 0)
 				continue;
 			struct srcfile *sf = source_file(pg, pg->strings[lfile[p]], dir[p]);
 			if (sf->readable) {
 				want_lines(sf, (int)lno[p]);
+				pg->wanted += 2 * CONTEXT + 1;
 				has_source[i] = 1;
 			}
 		}
+	}
 
 	for (size_t i = 0; i < fr.n; i++)
 		afirst[i + 1] += afirst[i];
@@ -587,7 +607,7 @@ void page_shared(struct page *pg, FILE *f)
 		size_t used = write_source(f, s, budget);
 		budget = used < budget ? budget - used : 0;
 	}
-	fputs("},\"strings\":[", f);
+	fprintf(f, "},\"srccut\":%d,\"strings\":[", pg->cut);
 	for (size_t i = 0; i < pg->nstrings; i++) {
 		if (i)
 			putc(',', f);

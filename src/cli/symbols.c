@@ -48,8 +48,9 @@ struct symbols {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	const char *path;
-	struct name *names;	/* demangled names handed out, kept */
-	size_t nnames;
+	struct name *names;	/* demangled names handed out, kept: a hash
+				   table of cap entries (raw NULL: empty) */
+	size_t nnames, cap;
 	uint64_t last_start, last_size;	/* the last function found */
 	const char *last_name;
 	struct sized *sized;	/* by start, made at the first lookup */
@@ -115,7 +116,7 @@ void symbols_close(struct symbols *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->nnames; i++) {
+	for (size_t i = 0; i < s->cap; i++) {
 		free(s->names[i].raw);
 		free(s->names[i].demangled);
 	}
@@ -135,16 +136,43 @@ const char *symbols_path(const struct symbols *s)
 }
 
 /* The demangled form of raw, made once. */
+static size_t name_hash(const char *raw, size_t cap)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (; *raw; raw++)
+		h = (h ^ (unsigned char)*raw) * 1099511628211ull;
+	return (size_t)(h ^ h >> 32) & (cap - 1);
+}
+
+/* The demangled form of raw, made once (a C++ program of a hundred
+ * thousand functions asks for every one of them). */
 static const char *pretty(struct symbols *s, const char *raw)
 {
 	if (raw[0] != '_' || raw[1] != 'Z')
 		return raw;	/* libdwfl keeps it as long as the Dwfl */
-	for (size_t i = s->nnames; i-- > 0;)
-		if (strcmp(s->names[i].raw, raw) == 0)
-			return s->names[i].demangled;
-	s->names = xrealloc(s->names, (s->nnames + 1) * sizeof *s->names);
-	s->names[s->nnames] = (struct name){ xstrdup(raw), demangle(raw) };
-	return s->names[s->nnames++].demangled;
+	if (2 * (s->nnames + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 256;
+		struct name *t = xmalloc(cap * sizeof *t);
+		memset(t, 0, cap * sizeof *t);
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->names[i].raw)
+				continue;
+			size_t k = name_hash(s->names[i].raw, cap);
+			while (t[k].raw)
+				k = (k + 1) & (cap - 1);
+			t[k] = s->names[i];
+		}
+		free(s->names);
+		s->names = t;
+		s->cap = cap;
+	}
+	size_t k = name_hash(raw, s->cap);
+	for (; s->names[k].raw; k = (k + 1) & (s->cap - 1))
+		if (strcmp(s->names[k].raw, raw) == 0)
+			return s->names[k].demangled;
+	s->names[k] = (struct name){ xstrdup(raw), demangle(raw) };
+	s->nnames++;
+	return s->names[k].demangled;
 }
 
 static int by_start(const void *a, const void *b)

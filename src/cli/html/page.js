@@ -50,6 +50,10 @@
 			return a;
 		};
 		p.lineAt = prefix(p.ln.k);
+		for (let j = 1; j < p.ln.f.length; j++) {	/* differences, undone */
+			p.ln.f[j] += p.ln.f[j - 1];
+			p.ln.l[j] += p.ln.l[j - 1];
+		}
 		p.addrAt = prefix(p.ad.k);
 		p.inlOf = new Map();
 		for (let i = 0; i + 1 < p.inl.length; i += 2) p.inlOf.set(p.inl[i], p.inl[i + 1]);
@@ -224,7 +228,9 @@
 			for (const j of js) byLine.set(P.ln.l[j], j);
 			const src = el('div', 'src');
 			if (!text) {
-				src.appendChild(el('div', 'l gap', '    source not readable; its lines with samples:'));
+				src.appendChild(el('div', 'l gap', D.srccut
+					? '    source not embedded (unreadable, or past the page\'s limit); its lines with samples:'
+					: '    source not readable; its lines with samples:'));
 				for (const j of js.slice().sort((x, y) => P.ln.l[x] - P.ln.l[y])) src.appendChild(srcLine(j, P.ln.l[j], '', max, own, hot, a, S[f]));
 				box.appendChild(src);
 				continue;
