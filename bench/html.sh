@@ -45,4 +45,4 @@ end=$(date +%s.%N)
 size=$(stat -c %s big.html)
 gz=$(gzip -c big.html | wc -c)
 echo "page: $size bytes ($gz gzipped), written in $(echo "$end $start" | awk '{ printf "%.2f", $1 - $2 }') s"
-node "$root/tests/html/render_time.mjs" "$out/big.html" f_
+node "$root/tests/html/render_time.mjs" "$out/big.html" f_01234

@@ -3,10 +3,8 @@
 // pages, each with the csv reports (`profil report --format csv` and
 // `--lines --format csv`) of the same files, which say what the page
 // must show.  Prints one line per check; exits 1 if any failed.
-import { chromium } from 'playwright-core';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { launch } from './chromium.mjs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 const spec = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 let failed = 0;
@@ -37,14 +35,8 @@ function csv(path) {
 }
 const base = (p) => p.slice(p.lastIndexOf('/') + 1);
 
-const profile = mkdtempSync(join(tmpdir(), 'profil-chromium-'));
-const ctx = await chromium.launchPersistentContext(profile, {
-	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-	headless: true,
-	args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-		'--disable-background-networking', '--disable-component-update', '--disable-sync'],
-	viewport: { width: 1400, height: 900 },
-});
+const browser = await launch();
+const ctx = browser.ctx;
 const errors = [];
 const requests = [];
 ctx.on('request', (r) => { if (!r.url().startsWith('file:') && !r.url().startsWith('data:')) requests.push(r.url()); });
@@ -210,6 +202,5 @@ for (const t of spec.pages) {
 }
 check(errors.length === 0, 'no error in the pages' + (errors.length ? ': ' + errors.join('; ') : ''));
 check(requests.length === 0, 'nothing fetched from the network' + (requests.length ? ': ' + requests.join(' ') : ''));
-await ctx.close();
-rmSync(profile, { recursive: true, force: true });
+await browser.close();
 process.exit(failed ? 1 : 0);
