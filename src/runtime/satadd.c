@@ -64,4 +64,22 @@ int64_t satstore64(uint64_t *slot, uint64_t v)
 	return 0;
 }
 
+int64_t satload64(const uint64_t *p, uint64_t *out)
+{
+	*out = __atomic_load_n(p, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int64_t satcas64(uint64_t *p, uint64_t expected, uint64_t desired)
+{
+	return __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_RELAXED,
+					   __ATOMIC_RELAXED);
+}
+
+int64_t satxadd64(uint64_t *p, uint64_t v)
+{
+	__atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+	return 0;
+}
+
 #endif

@@ -30,6 +30,17 @@ int64_t satadd32(uint32_t *counter, uint32_t w);
  */
 int64_t satstore64(uint64_t *slot, uint64_t v);
 
+/*
+ * The same protection for the thread table of a profile file, which is
+ * mapped from a file that a full disk or a truncation can take away:
+ * load *p into *out (0, or -1); compare *p with expected and store
+ * desired if equal (1 stored, 0 not, -1 not writable); add v to *p (0,
+ * or -1).  All three are atomic.
+ */
+int64_t satload64(const uint64_t *p, uint64_t *out);
+int64_t satcas64(uint64_t *p, uint64_t expected, uint64_t desired);
+int64_t satxadd64(uint64_t *p, uint64_t v);
+
 /* True if satadd16/satadd32 can recover from a fault on this machine. */
 bool satadd_recovers(void);
 

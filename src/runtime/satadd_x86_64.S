@@ -1,5 +1,6 @@
 /*
- * satadd_x86_64.S - satadd16/satadd32 for x86-64 (see satadd.h).
+ * satadd_x86_64.S - satadd16/satadd32 and the other fault-tolerant
+ * accesses of satadd.h, for x86-64.
  *
  * The region between satadd_fault_begin and satadd_fault_end holds the
  * only instructions that touch the counter; a fault there resumes at
@@ -16,6 +17,15 @@
 	.globl	satstore64
 	.hidden	satstore64
 	.type	satstore64, @function
+	.globl	satload64
+	.hidden	satload64
+	.type	satload64, @function
+	.globl	satcas64
+	.hidden	satcas64
+	.type	satcas64, @function
+	.globl	satxadd64
+	.hidden	satxadd64
+	.type	satxadd64, @function
 	.globl	satadd_fault_begin
 	.hidden	satadd_fault_begin
 	.globl	satadd_fault_end
@@ -72,9 +82,42 @@ satstore64:
 	movq	%rsi, (%rdi)		/* may fault */
 	xorl	%eax, %eax
 	ret
-satadd_fault_end:
 	.cfi_endproc
 	.size	satstore64, .-satstore64
+
+/* int64_t satload64(const uint64_t *p %rdi, uint64_t *out %rsi) */
+	.p2align 4
+satload64:
+	.cfi_startproc
+	movq	(%rdi), %rax		/* may fault */
+	movq	%rax, (%rsi)
+	xorl	%eax, %eax
+	ret
+	.cfi_endproc
+	.size	satload64, .-satload64
+
+/* int64_t satcas64(uint64_t *p %rdi, uint64_t expected %rsi, uint64_t desired %rdx) */
+	.p2align 4
+satcas64:
+	.cfi_startproc
+	movq	%rsi, %rax
+	lock cmpxchgq %rdx, (%rdi)	/* may fault */
+	sete	%al
+	movzbl	%al, %eax
+	ret
+	.cfi_endproc
+	.size	satcas64, .-satcas64
+
+/* int64_t satxadd64(uint64_t *p %rdi, uint64_t v %rsi) */
+	.p2align 4
+satxadd64:
+	.cfi_startproc
+	lock addq %rsi, (%rdi)		/* may fault */
+	xorl	%eax, %eax
+	ret
+satadd_fault_end:
+	.cfi_endproc
+	.size	satxadd64, .-satxadd64
 
 	.p2align 4
 	.type	satadd_fault_fixup, @function

@@ -580,6 +580,41 @@ static void test_fault_in_signal_handler(void **state)
 	sigaction(SIGUSR1, &old, NULL);
 }
 
+/* The accesses of the thread table: load, compare-and-swap, add. */
+static void test_table_accesses(void **state)
+{
+	(void)state;
+	faults_recovered();
+	uint64_t w[2] = { 5, 7 }, v = 0;
+	assert_int_equal(satload64(&w[0], &v), 0);
+	assert_int_equal(v, 5);
+	assert_int_equal(satcas64(&w[0], 4, 9), 0);	/* not equal: not stored */
+	assert_int_equal(w[0], 5);
+	assert_int_equal(satcas64(&w[0], 5, 9), 1);
+	assert_int_equal(w[0], 9);
+	assert_int_equal(satxadd64(&w[1], UINT64_C(1) << 40), 0);
+	assert_int_equal(w[1], (UINT64_C(1) << 40) + 7);
+	assert_int_equal(w[0], 9);
+	uint64_t *ro = map_page(PROT_READ), *none = map_page(PROT_NONE), *bus = map_past_eof();
+	v = 3;
+	assert_int_equal(satload64(ro, &v), 0);		/* reading a read-only page is fine */
+	assert_int_equal(v, 0);
+	v = 3;
+	assert_int_equal(satload64(none, &v), -1);
+	assert_int_equal(v, 3);				/* not written on a fault */
+	assert_int_equal(satload64(bus, &v), -1);
+	assert_int_equal(satcas64(ro, 0, 1), -1);
+	assert_int_equal(satcas64(none, 0, 1), -1);
+	assert_int_equal(satcas64(bus, 0, 1), -1);
+	assert_int_equal(satxadd64(ro, 1), -1);
+	assert_int_equal(satxadd64(none, 1), -1);
+	assert_int_equal(satxadd64(bus, 1), -1);
+	assert_int_equal(ro[0], 0);
+	assert_int_equal(munmap(ro, (size_t)page), 0);
+	assert_int_equal(munmap(none, (size_t)page), 0);
+	assert_int_equal(munmap(bus, (size_t)page), 0);
+}
+
 static void test_fixup_table(void **state)
 {
 	(void)state;
@@ -609,6 +644,7 @@ int main(void)
 		cmocka_unit_test(test_fault_recovered),
 		cmocka_unit_test(test_fault_concurrent),
 		cmocka_unit_test(test_fault_in_signal_handler),
+		cmocka_unit_test(test_table_accesses),
 		cmocka_unit_test(test_fixup_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
