@@ -109,6 +109,30 @@ static ssize_t read_file(int fd, void *map, size_t size)
 	return (ssize_t)size;
 }
 
+/* The thread table of a version 2 header, if it has one: p->threads. */
+static int check_threads(struct profile *p, char *why, size_t len)
+{
+	const struct profile_header *h = p->header;
+	if (!h->thread_entries && !h->threads_at && !h->threads_size && !h->thread_pcs)
+		return 0;
+	if (h->threads_at != PROFILE_PAGE || !h->thread_entries
+	    || h->thread_entries > PROFILE_THREADS_MAX || h->thread_pcs > PROFILE_PCS_MAX
+	    || (h->thread_pcs & (h->thread_pcs - 1))
+	    || h->threads_size != profile_threads_size(h->thread_entries, h->thread_pcs))
+		return fail(why, len, "corrupt header: a thread table of %u threads and %llu pcs "
+			    "in %llu bytes at byte %llu", h->thread_entries,
+			    (unsigned long long)h->thread_pcs, (unsigned long long)h->threads_size,
+			    (unsigned long long)h->threads_at);
+	if (h->threads_size > h->end - h->threads_at)
+		return fail(why, len, "truncated: the thread table runs past the end");
+	p->threads = (const void *)((const char *)p->map + h->threads_at);
+	p->nthreads = h->thread_entries;
+	p->pcs = (const void *)((const char *)p->threads
+				+ h->thread_entries * sizeof(struct profile_thread));
+	p->npcs = h->thread_pcs;
+	return 0;
+}
+
 int profile_open(struct profile *p, const char *path, char *why, size_t len)
 {
 	memset(p, 0, sizeof *p);
@@ -157,9 +181,9 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 	if (h->byte_order != 0x01020304) {
 		return refuse(p, why, len, "written on a machine of another byte order");
 	}
-	if (h->version != PROFILE_VERSION) {
-		return refuse(p, why, len, "format version %u; this profil reads version %u",
-			    h->version, PROFILE_VERSION);
+	if (h->version < PROFILE_VERSION_MIN || h->version > PROFILE_VERSION) {
+		return refuse(p, why, len, "format version %u; this profil reads versions %u to %u",
+			    h->version, PROFILE_VERSION_MIN, PROFILE_VERSION);
 	}
 	if (h->state != PROFILE_RUNNING && h->state != PROFILE_COMPLETE) {
 		return refuse(p, why, len, "corrupt header: state %u", h->state);
@@ -187,6 +211,12 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 		return refuse(p, why, len, "out of memory");
 	}
 	uint64_t at = PROFILE_PAGE;
+	if (h->version >= 2 && check_threads(p, why, len) != 0) {
+		profile_close(p);	/* why is written */
+		return -1;
+	}
+	if (p->nthreads)
+		at = h->threads_at + h->threads_size;
 	for (uint32_t i = 0; i < h->nsegments; i++) {
 		if (at + PROFILE_PAGE > h->end) {
 			return refuse(p, why, len, "truncated: %u segments announced, %u found",
@@ -230,6 +260,18 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 		return refuse(p, why, len, "counts do not add up: the counters hold %llu samples, "
 			    "the header says %llu were counted",
 			    (unsigned long long)p->counted, (unsigned long long)h->counted);
+	}
+	/* So does the thread table's; a running file's may be a sample or
+	   two behind its counters. */
+	if (p->nthreads) {
+		uint64_t sum = h->unattributed;
+		for (uint32_t i = 0; i < p->nthreads; i++)
+			sum += p->threads[i].samples;
+		if (h->state == PROFILE_COMPLETE ? sum != p->counted : sum > p->counted) {
+			return refuse(p, why, len, "thread counts do not add up: the threads hold %llu "
+				    "samples, the counters %llu", (unsigned long long)sum,
+				    (unsigned long long)p->counted);
+		}
 	}
 	return 0;
 }

@@ -3,9 +3,10 @@
  *
  * One file per process.  The runtime writes it in place through a shared
  * file mapping while the program runs, so that a process killed hard
- * leaves a consistent file behind: a page of header, then one segment per
- * executable range of a mapped object, each a page of description
- * followed by its counters.  A segment is filled in before the header's
+ * leaves a consistent file behind: a page of header, the thread table
+ * (version 2; counts per thread), then one segment per executable range
+ * of a mapped object, each a page of description followed by its
+ * counters.  A segment is filled in before the header's
  * count of segments is raised to include it, so a reader that trusts
  * only the first nsegments segments never sees a half-written one.
  *
@@ -21,7 +22,8 @@
 #include <stdint.h>
 
 #define PROFILE_MAGIC "PROFIL\x7fP"	/* 8 bytes */
-#define PROFILE_VERSION 1
+#define PROFILE_VERSION 2		/* 2: the thread table */
+#define PROFILE_VERSION_MIN 1		/* still read: no thread table */
 #define PROFILE_PAGE 4096u		/* header and segment heads */
 #define PROFILE_PATH_MAX 3832u
 
@@ -60,7 +62,13 @@ struct profile_header {
 	uint64_t system;	/* of taken: for time in the kernel */
 	uint32_t threads_fallback; /* perf threads given a timer instead */
 	uint32_t perf_errno;	/* why auto did not use perf_event_open, or 0 */
-	uint64_t reserved[6];
+	uint32_t thread_entries;	/* entries of the thread table; 0: none */
+	uint32_t reserved0;
+	uint64_t threads_at;	/* byte offset of the thread table, or 0 */
+	uint64_t threads_size;	/* its bytes, page-aligned */
+	uint64_t thread_pcs;	/* slots of its pc pool (a power of two) */
+	uint64_t unattributed;	/* of counted: in no thread (table not writable) */
+	uint64_t reserved[1];
 	char command[256];	/* argv[0] of the program, NUL-terminated */
 };
 
@@ -94,7 +102,87 @@ struct profile_segment {
 #define PROFILE_SEG_VDSO 4u	/* the kernel's vDSO: no file */
 #define PROFILE_SEG_SYSTEM 8u	/* the system counts of the segment just before */
 
+/*
+ * The thread table: thread_entries entries, then thread_pcs pc slots.
+ * Entry 0 is "other threads": the samples of threads that found no free
+ * entry.  Every counted sample is counted in the header's statistics, in
+ * a histogram counter and in exactly one entry (or, if the table could
+ * not be written, in unattributed), so the entries' samples and
+ * unattributed add up to counted.
+ *
+ * The pc pool is an open-addressed hash table shared by every entry,
+ * keyed by (entry, segment, counter): the counter of the histogram the
+ * sample was counted in, so a thread's samples land exactly where the
+ * process's did.  A sample whose key finds no slot is counted in its
+ * entry's samples only: what the slots of an entry miss of its samples
+ * is "unplaced".
+ */
+struct profile_thread {
+	int32_t tid;		/* 0: a free entry */
+	uint32_t owner;		/* pid of the process, | PROFILE_THREAD_ENDED */
+	char comm[16];		/* its name when last read: at the first
+				   sample, once a second, at its end */
+	uint64_t samples;	/* counted samples of the thread */
+	uint64_t system;	/* of samples, for time in the kernel */
+	uint64_t named_ns;	/* CLOCK_MONOTONIC_COARSE of the last naming */
+	uint64_t reserved[2];
+};
+
+/* In owner: the thread has ended; a new thread of the same tid gets an
+   entry of its own. */
+#define PROFILE_THREAD_ENDED 0x80000000u
+#define PROFILE_THREAD_PID(owner) ((int32_t)((owner) & ~PROFILE_THREAD_ENDED))
+
+struct profile_pc {
+	uint64_t key;		/* profile_pc_key(); 0: a free slot */
+	uint32_t count;		/* samples (saturating) */
+	uint32_t system;	/* of them, for time in the kernel */
+};
+
+#define PROFILE_THREADS_MAX 65535u	/* entries, "other threads" included */
+#define PROFILE_PCS_MAX (1u << 24)	/* pc slots */
+
+/* The key of counter index of segment seg (index in the file's order,
+   companions of system counts left out) for entry. */
+static inline uint64_t profile_pc_key(uint32_t entry, uint32_t seg, uint64_t index)
+{
+	return (uint64_t)(entry + 1) << 48 | (uint64_t)(seg & 0xffff) << 32 | index;
+}
+/* Can that counter be keyed at all? */
+static inline int profile_pc_keyable(uint32_t entry, uint32_t seg, uint64_t index)
+{
+	return entry < PROFILE_THREADS_MAX && seg <= 0xffff && index <= UINT32_MAX;
+}
+#define PROFILE_PC_ENTRY(key) ((uint32_t)((key) >> 48) - 1)
+#define PROFILE_PC_SEG(key) ((uint32_t)((key) >> 32) & 0xffff)
+#define PROFILE_PC_INDEX(key) ((uint64_t)(uint32_t)(key))
+
+/* The first slot a key is looked for in, of npcs (a power of two). */
+static inline uint64_t profile_pc_hash(uint64_t key, uint64_t npcs)
+{
+	return (key * UINT64_C(0x9e3779b97f4a7c15)) >> 40 & (npcs - 1);
+}
+/* The first entry a thread is looked for in, of n. */
+static inline uint32_t profile_thread_hash(int32_t tid, uint32_t n)
+{
+	return n > 1 ? 1 + (uint32_t)(((uint64_t)(uint32_t)tid * 0x9e3779b1u) >> 16) % (n - 1) : 0;
+}
+/* Slots probed before a key or thread gives up. */
+#define PROFILE_PROBES 64
+
+/* Bytes of a thread table of n entries and npcs pc slots. */
+static inline uint64_t profile_threads_size(uint64_t n, uint64_t npcs)
+{
+	uint64_t bytes = n * sizeof(struct profile_thread) + npcs * sizeof(struct profile_pc);
+	return (bytes + PROFILE_PAGE - 1) / PROFILE_PAGE * PROFILE_PAGE;
+}
+
+_Static_assert(sizeof(struct profile_thread) == 64, "thread entry");
+_Static_assert(sizeof(struct profile_pc) == 16, "pc slot");
 _Static_assert(sizeof(struct profile_header) <= PROFILE_PAGE, "header page");
+/* Where profil(5) and the tests that corrupt files on purpose say. */
+_Static_assert(offsetof(struct profile_header, thread_entries) == 160, "thread_entries");
+_Static_assert(offsetof(struct profile_header, threads_size) == 176, "threads_size");
 _Static_assert(sizeof(struct profile_segment) == PROFILE_PAGE, "segment page");
 
 /* Bytes a segment of n counters of width w takes, head included. */
@@ -123,6 +211,11 @@ struct profile {
 	uint64_t counted;	/* sum over every counter */
 	uint64_t system;	/* sum over every system count */
 	int has_system;		/* some segment has system counts */
+	/* The thread table, checked; nthreads 0 if the file has none. */
+	const struct profile_thread *threads;
+	uint32_t nthreads;
+	const struct profile_pc *pcs;
+	uint64_t npcs;
 };
 
 /*

@@ -66,6 +66,7 @@
 
 struct ring {
 	int fd;			/* -1: a free entry */
+	pid_t tid;		/* the thread it samples */
 	int dead;		/* its thread has exited (POLLHUP) */
 	uint64_t serial;	/* tells a reused entry from the one polled */
 	uint64_t got;		/* samples of the ring the sampler took */
@@ -135,7 +136,7 @@ static size_t nbatch;
 
 static void take_batch(struct ring *ring)
 {
-	uint64_t taken = sampler_take_batch(session, batch, nbatch, stop_ring, ring);
+	uint64_t taken = sampler_take_batch(session, ring->tid, batch, nbatch, stop_ring, ring);
 	ring->got += taken;
 	if (ring->has_system_timer)
 		timer_system_user(&ring->system_timer, taken);
@@ -392,6 +393,7 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 	if (i >= 0) {
 		struct ring *ring = &rings[i];
 		ring->fd = fd;
+		ring->tid = tid;
 		ring->dead = 0;
 		ring->serial = ++next_serial;
 		ring->got = 0;

@@ -79,6 +79,7 @@ static uint32_t next_tally;
  * (timer_system_user): together they bound what may be charged.
  */
 struct system_time {
+	pid_t tid;		/* the thread the tally's timers sample */
 	uint64_t charged;
 	uint64_t cpu0;
 	_Atomic uint64_t user;
@@ -199,8 +200,8 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 			     && pending * period_ns < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
 		return;
 	system_settle(tally, pending);
-	sampler_take_split(generation, pc, pending, pending, &tallies[tally], stop_timer,
-			   (void *)(intptr_t)timer);
+	sampler_take_split(generation, systems[tally].tid, pc, pending, pending, &tallies[tally],
+			   stop_timer, (void *)(intptr_t)timer);
 }
 
 static void on_sample(int sig, siginfo_t *info, void *context)
@@ -226,7 +227,8 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 		system = pending < weight ? pending : weight;
 		system_settle(tally, system);
 	}
-	sampler_take_split((unsigned)(value >> 32), pc ? *pc : 0, weight, system,
+	pid_t tid = tally < MAX_TALLIES ? systems[tally].tid : (pid_t)syscall(SYS_gettid);
+	sampler_take_split((unsigned)(value >> 32), tid, pc ? *pc : 0, weight, system,
 			   tally < MAX_TALLIES ? &tallies[tally] : NULL,
 			   stop_timer, (void *)(intptr_t)info->si_timerid);
 	errno = saved_errno;
@@ -375,6 +377,8 @@ static int start_timer(int id, const struct itimerspec *first)
 static int timer_arm(struct thread_slot *slot, pid_t tid)
 {
 	uint32_t tally = next_tally < MAX_TALLIES ? next_tally++ : NO_TALLY;
+	if (tally < MAX_TALLIES)
+		systems[tally].tid = tid;	/* before any signal carries tally */
 	int id, r = create_timer(tid, tally, &id);
 	if (r != 0)
 		return r;
@@ -399,6 +403,7 @@ int timer_arm_system(struct thread_slot *slot, pid_t tid)
 	if (next_tally >= MAX_TALLIES)
 		return -ENOSPC;
 	uint32_t tally = next_tally++;
+	systems[tally].tid = tid;
 	int id, r = create_timer(tid, tally | SYSTEM_ONLY, &id);
 	if (r != 0)
 		return r;

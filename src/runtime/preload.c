@@ -11,6 +11,11 @@
  * the statistics of its last second, which the sampling path copies into
  * the header about once a second.
  *
+ * The file also has a thread table (thread_table.c): each sample counted
+ * is counted in its thread's entry too, with the counter it went to, so
+ * that the profile can be shown per thread.  PROFIL_RUN_THREADS (profil
+ * run --threads) sizes it; threads past it share one entry.
+ *
  * dlopen and dlclose are interposed: a library gets its histogram as it
  * is opened, and before it is closed its histogram leaves the sink set
  * but stays in the file, under the library's name.  A fork child starts
@@ -18,8 +23,9 @@
  * inherits PROFIL_RUN, starts another.
  *
  * preload_sampled() runs in signal handlers: it is async-signal-safe and
- * lock-free (atomics, clock_gettime).  Everything else runs under
- * `lock`, never in a handler.
+ * lock-free (atomics, clock_gettime).  preload_thread_end() runs in an
+ * ending thread, without a lock (the table is lock-free).  Everything
+ * else runs under `lock`, never in a handler.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -47,6 +53,7 @@
 #include "outname.h"
 #include "sampler.h"
 #include "stats.h"
+#include "thread_table.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -70,6 +77,14 @@ static size_t nsegs, capacity;
 static uint32_t nfile;		/* segments in the file, system counts too */
 static uint64_t run_id;
 static _Atomic int64_t next_update_ns;
+
+/* The file's thread table, when it has one (table points at it). */
+#define THREADS_DEFAULT 1024u	/* entries, "other threads" included */
+#define THREAD_PCS 65536u	/* slots of the pc pool: 1 MiB, touched as used */
+static struct thread_table thread_table;
+static struct thread_table *_Atomic table;
+static void *table_map;
+static uint64_t table_size;
 
 /* ---- The sampling path. ---- */
 
@@ -101,6 +116,8 @@ static void publish_stats(struct profile_header *h)
 	h->threads_unsampled = atomic_load(&stats.threads_unsampled);
 	h->threads_fallback = atomic_load(&stats.threads_fallback);
 	h->system = atomic_load(&stats.system);
+	struct thread_table *t = atomic_load(&table);
+	h->unattributed = t ? atomic_load(&t->unattributed) : 0;
 	h->backend = sampler_backend_in_use();
 	h->perf_errno = (uint32_t)sampler_passed_over();
 	if (sampler_user_only())
@@ -243,6 +260,51 @@ static int write_page(uint64_t at)
 	}
 }
 
+/* Entries of the thread table: PROFIL_RUN_THREADS, else the default. */
+static uint32_t thread_entries(void)
+{
+	const char *v = getenv("PROFIL_RUN_THREADS");
+	if (!v || !*v)
+		return THREADS_DEFAULT;
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end || n > PROFILE_THREADS_MAX - 1) {
+		env_complain("PROFIL_RUN_THREADS", v, "not a whole number from 0 to 65534",
+			     "1023");
+		return THREADS_DEFAULT;
+	}
+	return n ? (uint32_t)n + 1 : 0;	/* and "other threads" */
+}
+
+/* Right after the header: the thread table, if it can be had. */
+static void add_thread_table(void)
+{
+	uint32_t n = thread_entries();
+	if (!n)
+		return;
+	uint64_t size = profile_threads_size(n, THREAD_PCS);
+	if (ftruncate(fd, (off_t)(PROFILE_PAGE + size)) != 0)
+		return;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, PROFILE_PAGE);
+	if (p == MAP_FAILED)
+		return;
+	table_map = p;
+	table_size = size;
+	thread_table.entries = p;
+	thread_table.nentries = n;
+	thread_table.pcs = (struct profile_pc *)((char *)p + n * sizeof(struct profile_thread));
+	thread_table.npcs = THREAD_PCS;
+	thread_table.owner = (uint32_t)getpid();
+	atomic_store(&thread_table.unattributed, 0);
+	atomic_store(&thread_table.broken, 0);
+	header->threads_at = PROFILE_PAGE;
+	header->threads_size = size;
+	header->thread_entries = n;
+	header->thread_pcs = THREAD_PCS;
+	header->end = PROFILE_PAGE + size;
+	atomic_store(&table, &thread_table);
+}
+
 /* Create the file: never through a symbolic link, never over another. */
 static int create_file(void)
 {
@@ -287,6 +349,7 @@ static int create_file(void)
 		file_dev = st.st_dev;
 		file_ino = st.st_ino;
 	}
+	add_thread_table();
 	return 0;
 fail:
 	close(fd);
@@ -489,9 +552,11 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *data)
 	return pr->found;
 }
 
-static struct region region_of(const struct profile_segment *h, enum region_kind kind)
+static struct region region_of(const struct profile_segment *h, enum region_kind kind,
+			       size_t index)
 {
 	return (struct region){
+		.id = (uint32_t)index,
 		.offset = h->start,
 		.ncounters = h->ncounters,
 		.scale = h->scale,
@@ -512,13 +577,14 @@ static struct sink_set *make_set(void)
 	if (!set)
 		return NULL;
 	set->lose_faults = 1;
+	set->threads = atomic_load(&table);
 	size_t k = 0;
-	for (size_t i = 0; i < nsegs; i++) {
+	for (size_t i = 0; i < nsegs; i++) {	/* i: the segment's index in the file */
 		if (segs[i].unmapped)
 			continue;
-		set->regions[k++] = region_of(segs[i].head, REGION_BINS);
+		set->regions[k++] = region_of(segs[i].head, REGION_BINS, i);
 		if (segs[i].sys)
-			set->regions[k++] = region_of(segs[i].sys, REGION_SYSTEM);
+			set->regions[k++] = region_of(segs[i].sys, REGION_SYSTEM, i);
 	}
 	for (size_t i = 1; i < n; i++)	/* insertion sort: few regions */
 		for (size_t j = i; j > 0 && set->regions[j].offset > set->regions[j - 1].offset; j--) {
@@ -564,6 +630,9 @@ static void rescan(void)
 
 static void finish(int state)
 {
+	struct thread_table *t = atomic_load(&table);
+	if (t)
+		threadtab_name_all(t);
 	publish_stats(header);
 	header->state = (uint32_t)state;
 	uint64_t lost = sinks_faults();
@@ -588,6 +657,10 @@ static void preload_fork_child(void)
 	struct seg *old = segs;
 	size_t nold = nsegs;
 	struct profile_header *old_header = header;
+	atomic_store(&table, NULL);	/* the parent's */
+	if (table_map)
+		munmap(table_map, table_size);
+	table_map = NULL;
 	segs = NULL;
 	nsegs = capacity = 0;
 	nfile = 0;
@@ -645,8 +718,17 @@ static void preload_exec_failed(void)
 		header->state = PROFILE_RUNNING;
 }
 
+/* In a thread that ends, its sampler stopped. */
+static void preload_thread_end(pid_t tid)
+{
+	struct thread_table *t = atomic_load(&table);
+	if (t && on)
+		threadtab_end(t, tid);
+}
+
 static const struct sampler_hooks hooks = {
 	.sampled = preload_sampled,
+	.thread_end = preload_thread_end,
 	.fork_child = preload_fork_child,
 	.before_exec = preload_before_exec,
 	.exec_failed = preload_exec_failed,

@@ -31,6 +31,7 @@
 #include "fds.h"
 #include "sampler.h"
 #include "stats.h"
+#include "thread_table.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -77,18 +78,19 @@ void sampler_set_preload_hooks(const struct sampler_hooks *h)
  * it to drain, so a handler that saw this generation is gone before the
  * threads are disarmed and the next session creates anything.
  */
-enum take_result sampler_take(unsigned gen, uintptr_t pc, uint32_t weight,
+enum take_result sampler_take(unsigned gen, pid_t tid, uintptr_t pc, uint32_t weight,
 			      _Atomic uint64_t *tally,
 			      void (*stop_self)(void *arg), void *arg)
 {
-	return sampler_take_split(gen, pc, weight, 0, tally, stop_self, arg);
+	return sampler_take_split(gen, tid, pc, weight, 0, tally, stop_self, arg);
 }
 
-enum take_result sampler_take_split(unsigned gen, uintptr_t pc, uint32_t weight,
+enum take_result sampler_take_split(unsigned gen, pid_t tid, uintptr_t pc, uint32_t weight,
 				    uint32_t system, _Atomic uint64_t *tally,
 				    void (*stop_self)(void *arg), void *arg)
 {
 	enum take_result result = TAKE_STALE;
+	struct thread_ref who = THREAD_REF(tid, 1);
 	unsigned token = sinks_enter();
 	if (gen != atomic_load(&generation) || !atomic_load(&active))
 		goto out;
@@ -97,7 +99,7 @@ enum take_result sampler_take_split(unsigned gen, uintptr_t pc, uint32_t weight,
 		stop_self(arg);
 		goto out;
 	}
-	enum sink_result r = sinks_count(pc, weight);
+	enum sink_result r = sinks_count(pc, weight, &who);
 	if (r == SINK_NONE)
 		goto out;
 	stats_add(&stats.observed, 1);
@@ -107,7 +109,7 @@ enum take_result sampler_take_split(unsigned gen, uintptr_t pc, uint32_t weight,
 	result = TAKE_OK;
 	if (system && r == SINK_OK) {
 		stats_add(&stats.system, system);
-		sinks_count_system(pc, system);
+		sinks_count_system(pc, system, &who);
 	}
 	HOOK(sampled);
 	if (r == SINK_FAULT) {
@@ -120,10 +122,11 @@ out:
 	return result;
 }
 
-size_t sampler_take_batch(unsigned gen, const uintptr_t *pcs, size_t n,
+size_t sampler_take_batch(unsigned gen, pid_t tid, const uintptr_t *pcs, size_t n,
 			  void (*stop_self)(void *arg), void *arg)
 {
 	size_t taken = 0;
+	struct thread_ref who = THREAD_REF(tid, 0);
 	unsigned token = sinks_enter();
 	if (gen != atomic_load(&generation) || !atomic_load(&active))
 		goto out;
@@ -132,7 +135,7 @@ size_t sampler_take_batch(unsigned gen, const uintptr_t *pcs, size_t n,
 		goto out;
 	}
 	while (taken < n) {
-		enum sink_result r = sinks_count(pcs[taken], 1);
+		enum sink_result r = sinks_count(pcs[taken], 1, &who);
 		if (r == SINK_NONE)
 			break;
 		taken++;
@@ -521,11 +524,17 @@ void sampler_thread_begin(void)
 
 void sampler_thread_end(void)
 {
+	pid_t tid = current_tid();
 	pthread_mutex_lock(&lock);
-	struct thread_slot *slot = backend ? find_slot(current_tid()) : NULL;
+	struct thread_slot *slot = backend ? find_slot(tid) : NULL;
 	if (slot)
 		drop_slot(slot);
 	pthread_mutex_unlock(&lock);
+	/* Outside the lock: the preload mode's own lock is taken before the
+	   sampler's, never after. */
+	const struct sampler_hooks *h = atomic_load(&hooks);
+	if (h && h->thread_end)
+		h->thread_end(tid);
 }
 
 void sampler_before_exec(void)

@@ -43,14 +43,15 @@ enum take_result {
 };
 
 /*
- * Hand over weight samples at pc, taken under session generation, and
- * add them to *tally (if not NULL) when they are taken.  If the session
+ * Hand over weight samples at pc of thread tid, taken under session
+ * generation in that thread (a signal handler), and add them to *tally
+ * (if not NULL) when they are taken.  If the session
  * has turned itself off (the buffer became unwritable), stop_self(arg) is
  * called to stop the thread's sampler.  Both happen before any later
  * session can start, so that they never touch what a new session has
  * made.  Async-signal-safe and lock-free: called from signal handlers.
  */
-enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight,
+enum take_result sampler_take(unsigned generation, pid_t tid, uintptr_t pc, uint32_t weight,
 			      _Atomic uint64_t *tally,
 			      void (*stop_self)(void *arg), void *arg);
 
@@ -58,17 +59,17 @@ enum take_result sampler_take(unsigned generation, uintptr_t pc, uint32_t weight
  * The same, when system of the weight samples stand for time in the
  * kernel: they go to stats.system and to the sinks' system counts too.
  */
-enum take_result sampler_take_split(unsigned generation, uintptr_t pc, uint32_t weight,
-				    uint32_t system, _Atomic uint64_t *tally,
+enum take_result sampler_take_split(unsigned generation, pid_t tid, uintptr_t pc,
+				    uint32_t weight, uint32_t system, _Atomic uint64_t *tally,
 				    void (*stop_self)(void *arg), void *arg);
 
 /*
- * n samples of weight 1 at pcs, of one thread, taken as sampler_take()
+ * n samples of weight 1 at pcs, of thread tid, taken as sampler_take()
  * would take them one by one but with one entry into the sinks' read
  * side and one update of the statistics (a backend that reads records
- * in bulk).  Returns how many were taken.  Async-signal-safe, lock-free.
+ * in bulk, in a thread of its own).  Returns how many were taken.  Async-signal-safe, lock-free.
  */
-size_t sampler_take_batch(unsigned generation, const uintptr_t *pcs, size_t n,
+size_t sampler_take_batch(unsigned generation, pid_t tid, const uintptr_t *pcs, size_t n,
 			  void (*stop_self)(void *arg), void *arg);
 
 /*
@@ -122,6 +123,8 @@ void sampler_after_exec_failed(void);
 /*
  * What the preload mode (preload.c) hears from the sampler.  sampled
  * runs in signal handlers after each counted sample (async-signal-safe);
+ * thread_end in a thread that ends, once its sampler is stopped, outside
+ * the sampler's lock;
  * fork_child runs in a fork child before it samples again, and may
  * replace the sinks; before_exec runs once the session is torn down for
  * an exec, exec_failed when it goes on after all.
@@ -131,6 +134,7 @@ struct sampler_hooks {
 	void (*fork_child)(void);
 	void (*before_exec)(void);
 	void (*exec_failed)(void);
+	void (*thread_end)(pid_t tid);
 };
 void sampler_set_preload_hooks(const struct sampler_hooks *hooks);
 

@@ -3,6 +3,8 @@
  *
  * sinks_count() and sinks_count_system() run in signal handlers: they
  * are async-signal-safe and lock-free (no malloc, no stdio, no locks).
+ * A set with a thread table counts each sample into its thread's entry
+ * on the same path (thread_table.c), with what the histogram took.
  *
  * Replacing the sink set uses two reader counters indexed by the parity
  * of an epoch, a small form of RCU: a handler announces itself on the
@@ -20,6 +22,7 @@
 #include "satadd.h"
 #include "sink.h"
 #include "stats.h"
+#include "thread_table.h"
 
 static _Atomic(struct sink_set *) current;
 static atomic_uint epoch;
@@ -71,9 +74,10 @@ void sinks_after_fork(void)
 	atomic_store(&readers[1], 0);
 }
 
-/* Add weight to counter index of r, and file the outcome. */
-static enum sink_result add_to(const struct region *r, uint64_t index,
-			       uint32_t weight)
+/* Add weight to counter index of r, and file the outcome; with a
+   thread table, what was counted goes to who's entry too. */
+static enum sink_result add_to(const struct sink_set *set, const struct region *r,
+			       uint64_t index, uint32_t weight, struct thread_ref *who)
 {
 	int64_t added = r->width == 4
 		? satadd32((uint32_t *)r->base + index, weight)
@@ -84,6 +88,9 @@ static enum sink_result add_to(const struct region *r, uint64_t index,
 	}
 	stats_add(&stats.counted, (uint64_t)added);
 	stats_add(&stats.saturated, weight - (uint64_t)added);
+	if (set->threads && who)
+		threadtab_count(set->threads, who, r->kind == REGION_BINS ? r->id : UINT32_MAX,
+				index, (uint32_t)added);
 	return SINK_OK;
 }
 
@@ -92,8 +99,8 @@ static enum sink_result add_to(const struct region *r, uint64_t index,
  * with one atomic addition, so threads never share a slot; the index may
  * run past the end, and the samples that find no slot are saturated.
  */
-static enum sink_result store_pcs(const struct region *r, uintptr_t pc,
-				  uint32_t weight)
+static enum sink_result store_pcs(const struct sink_set *set, const struct region *r,
+				  uintptr_t pc, uint32_t weight, struct thread_ref *who)
 {
 	uint64_t first = atomic_fetch_add(r->next, weight);
 	uint64_t stored = 0;
@@ -106,24 +113,26 @@ static enum sink_result store_pcs(const struct region *r, uintptr_t pc,
 	}
 	stats_add(&stats.counted, stored);
 	stats_add(&stats.saturated, weight - stored);
+	if (set->threads && who)
+		threadtab_count(set->threads, who, UINT32_MAX, 0, (uint32_t)stored);
 	return SINK_OK;
 }
 
 static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
-				 uint32_t weight)
+				 uint32_t weight, struct thread_ref *who)
 {
 	const struct region *overflow = NULL;
 	for (unsigned i = 0; i < set->nregions; i++) {
 		const struct region *r = &set->regions[i];
 		uint64_t index;
 		if (r->kind == REGION_PCS)
-			return store_pcs(r, pc, weight);
+			return store_pcs(set, r, pc, weight, who);
 		if (r->kind == REGION_SYSTEM)
 			continue;
 		if (r->kind == REGION_OVERFLOW)
 			overflow = r;
 		else if (bins_index(pc, r->offset, r->scale, r->ncounters, &index)) {
-			enum sink_result res = add_to(r, index, weight);
+			enum sink_result res = add_to(set, r, index, weight, who);
 			if (res == SINK_FAULT && set->lose_faults) {
 				atomic_fetch_add_explicit(&faults, weight, memory_order_relaxed);
 				res = SINK_OK;	/* lost; the other pages still count */
@@ -132,7 +141,7 @@ static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
 		}
 	}
 	if (overflow)
-		return add_to(overflow, 0, weight);
+		return add_to(set, overflow, 0, weight, who);
 	stats_add(&stats.outside, weight);
 	return SINK_OK;
 }
@@ -153,13 +162,13 @@ void sinks_leave(unsigned token)
 	atomic_fetch_sub(&readers[token & 1], 1);
 }
 
-enum sink_result sinks_count(uintptr_t pc, uint32_t weight)
+enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *who)
 {
 	const struct sink_set *set = atomic_load(&current);
-	return set ? count_in(set, pc, weight) : SINK_NONE;
+	return set ? count_in(set, pc, weight, who) : SINK_NONE;
 }
 
-void sinks_count_system(uintptr_t pc, uint32_t system)
+void sinks_count_system(uintptr_t pc, uint32_t system, struct thread_ref *who)
 {
 	const struct sink_set *set = atomic_load(&current);
 	if (!set || !system)
@@ -175,6 +184,8 @@ void sinks_count_system(uintptr_t pc, uint32_t system)
 			satadd32((uint32_t *)r->base + index, system);
 		else
 			satadd16((uint16_t *)r->base + index, system);
+		if (set->threads && who)
+			threadtab_count_system(set->threads, who, r->id, index, system);
 		return;
 	}
 }

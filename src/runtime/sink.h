@@ -31,10 +31,15 @@ struct region {
 	enum region_kind kind;
 	_Atomic uint64_t *next;	/* REGION_PCS: the next free slot; it
 				   outlives the set (pcsample reads it) */
+	uint32_t id;		/* with a thread table: the profile file's
+				   segment the counters are in */
 };
 
 /* Which call installed a set, so that each call stops only its own. */
 enum sink_owner { OWNER_PROFIL, OWNER_SPROFIL, OWNER_PCSAMPLE, OWNER_MONITOR };
+
+struct thread_table;
+struct thread_ref;
 
 struct sink_set {
 	unsigned nregions;
@@ -42,6 +47,9 @@ struct sink_set {
 	int lose_faults;	/* a fault loses the sample, no more: counters
 				   in a file whose pages a full file system
 				   may refuse one by one (profil run) */
+	/* Counts per thread as well (thread_table.h), or NULL; not owned:
+	   it outlives the set. */
+	struct thread_table *threads;
 	struct region regions[];	/* histograms highest offset first */
 };
 
@@ -74,13 +82,14 @@ void sinks_quiesce(void);
 enum sink_result { SINK_OK, SINK_FAULT, SINK_NONE };
 
 /*
- * Count weight samples at pc; call between sinks_enter() and
+ * Count weight samples at pc, taken of thread who (NULL: unknown; only
+ * for a set without a thread table); call between sinks_enter() and
  * sinks_leave().  Async-signal-safe and lock-free.
  * SINK_FAULT means a counter was not writable: the samples are counted
  * as lost and the caller should turn profiling off.  SINK_NONE means no
  * set is installed (profiling is being turned off): nothing was taken.
  */
-enum sink_result sinks_count(uintptr_t pc, uint32_t weight);
+enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *who);
 
 /* Samples lost to faults in a set with lose_faults, since the start. */
 uint64_t sinks_faults(void);
@@ -91,7 +100,7 @@ uint64_t sinks_faults(void);
  * any.  Touches no statistic: the samples are already filed.  Call
  * between sinks_enter() and sinks_leave().  Async-signal-safe, lock-free.
  */
-void sinks_count_system(uintptr_t pc, uint32_t system);
+void sinks_count_system(uintptr_t pc, uint32_t system, struct thread_ref *who);
 
 /* In the child after fork(): no handler of the parent is running here. */
 void sinks_after_fork(void);

@@ -52,11 +52,20 @@ cp good.prof segs.prof; poke segs.prof 20 '\377\377\0\0'
 expect "too many segments" "segs.prof: corrupt header" "$profil" report segs.prof
 cp good.prof stats.prof; poke stats.prof 88 '\001\002\003\004'
 expect "statistics that do not add up" "stats.prof: statistics do not add up" "$profil" report stats.prof
+# The first segment comes after the thread table (threads_size at 176).
+seg=$((4096 + $(od -An -tu8 -j176 -N8 good.prof)))
 # A counter raised: the counters no longer hold what the header says.
-cp good.prof counts.prof; poke counts.prof 8200 '\001\001\001\001'
+cp good.prof counts.prof; poke counts.prof $((seg + 4104)) '\001\001\001\001'
 expect "counts that do not add up" "counts.prof: counts do not add up" "$profil" report counts.prof
-cp good.prof width.prof; poke width.prof $((4096 + 68)) '\003\0\0\0'
+cp good.prof width.prof; poke width.prof $((seg + 68)) '\003\0\0\0'
 expect "bad counter width" "width.prof: corrupt segment" "$profil" report width.prof
+# The thread table: its size (thread_entries at 160), and its counts
+# (entry 0's samples at 4096 + 24).
+cp good.prof tsize.prof; poke tsize.prof 160 '\377\377\377\0'
+expect "bad thread table" "tsize.prof: corrupt header: a thread table" "$profil" report tsize.prof
+cp good.prof tcount.prof; poke tcount.prof $((4096 + 24)) '\001\001\001\001'
+expect "thread counts that do not add up" "tcount.prof: thread counts do not add up" \
+	"$profil" report tcount.prof
 
 # The binary gone, or rebuilt, since the run.
 cp spin spin.keep
@@ -76,6 +85,9 @@ expect "program not found" "no-such-program: No such file" prun ./no-such-progra
 expect "unknown report option" "unknown option '--frobnicate'" "$profil" report --frobnicate good.prof
 expect "bad threshold" "--threshold 'lots'" "$profil" report --threshold lots good.prof
 expect "bad format" "--format 'xml'" "$profil" report --format xml good.prof
+expect "bad --tid" "--tid '12,x'" "$profil" report --tid 12,x good.prof
+expect "--tid 0" "--tid '0'" "$profil" report --tid 0 good.prof
+expect "bad run --threads" "--threads 'many'" prun --threads many ./spin 1
 expect "unknown command" "unknown command 'frob'" "$profil" frob
 expect "annotate unknown function" "--annotate 'no_such_fn'" "$profil" report --annotate no_such_fn good.prof
 mkdir empty && cd empty

@@ -33,6 +33,7 @@
 #include "../../src/runtime/satadd.h"
 #include "../../src/runtime/sink.h"
 #include "../../src/runtime/stats.h"
+#include "../../src/runtime/thread_table.h"
 
 static long page;
 
@@ -57,7 +58,7 @@ static void faults_recovered(void)
 static enum sink_result count(uintptr_t pc, uint32_t weight)
 {
 	unsigned token = sinks_enter();
-	enum sink_result r = sinks_count(pc, weight);
+	enum sink_result r = sinks_count(pc, weight, NULL);
 	sinks_leave(token);
 	return r;
 }
@@ -94,7 +95,7 @@ static struct sink_set *one_region(void *base, uint64_t offset, uint64_t n,
 	struct sink_set *set = sinks_new(1);
 	assert_non_null(set);
 	assert_int_equal(set->nregions, 1);
-	set->regions[0] = (struct region){ offset, n, scale, width, base, REGION_BINS, NULL };
+	set->regions[0] = (struct region){ offset, n, scale, width, base, REGION_BINS, NULL, 0 };
 	return set;
 }
 
@@ -201,8 +202,8 @@ static void test_below_every_region(void **state)
 	uint16_t a[8] = { 0 }, b[8] = { 0 }, zero[8] = { 0 };
 	struct sink_set *set = sinks_new(2);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0x3000, 8, 0x10000, 2, a, REGION_BINS, NULL };
-	set->regions[1] = (struct region){ 0x2000, 8, 0x10000, 2, b, REGION_BINS, NULL };
+	set->regions[0] = (struct region){ 0x3000, 8, 0x10000, 2, a, REGION_BINS, NULL, 0 };
+	set->regions[1] = (struct region){ 0x2000, 8, 0x10000, 2, b, REGION_BINS, NULL, 0 };
 	sinks_replace(set);
 	assert_int_equal(give(0x1fff, 3), SINK_OK);
 	assert_int_equal(give(0, 4), SINK_OK);
@@ -271,9 +272,9 @@ static void test_two_regions(void **state)
 	uint32_t top[2] = { 0 };
 	struct sink_set *set = sinks_new(3);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0x2100, 2, 0x10000, 4, top, REGION_BINS, NULL };
-	set->regions[1] = (struct region){ 0x2000, 4, 0x10000, 2, high, REGION_BINS, NULL };
-	set->regions[2] = (struct region){ 0x1000, 64, 2, 2, low, REGION_BINS, NULL };	/* 64 KiB a counter */
+	set->regions[0] = (struct region){ 0x2100, 2, 0x10000, 4, top, REGION_BINS, NULL, 0 };
+	set->regions[1] = (struct region){ 0x2000, 4, 0x10000, 2, high, REGION_BINS, NULL, 0 };
+	set->regions[2] = (struct region){ 0x1000, 64, 2, 2, low, REGION_BINS, NULL, 0 };	/* 64 KiB a counter */
 	sinks_replace(set);
 	assert_int_equal(give(0x2002, 1), SINK_OK);	/* low and high hold it: high */
 	assert_int_equal(high[1], 1);
@@ -311,15 +312,15 @@ static void test_system(void **state)
 	uint32_t bins[8] = { 0 }, sys[8] = { 0 };
 	struct sink_set *set = sinks_new(2);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0x1000, 8, 0x10000, 4, sys, REGION_SYSTEM, NULL };
-	set->regions[1] = (struct region){ 0x1000, 8, 0x10000, 4, bins, REGION_BINS, NULL };
+	set->regions[0] = (struct region){ 0x1000, 8, 0x10000, 4, sys, REGION_SYSTEM, NULL, 0 };
+	set->regions[1] = (struct region){ 0x1000, 8, 0x10000, 4, bins, REGION_BINS, NULL, 0 };
 	sinks_replace(set);
 	unsigned token = sinks_enter();
 	assert_int_equal(give(0x1004, 5), SINK_OK);
-	sinks_count_system(0x1004, 3);
+	sinks_count_system(0x1004, 3, NULL);
 	assert_int_equal(give(0x100e, 2), SINK_OK);
-	sinks_count_system(0x100e, 0);
-	sinks_count_system(0x2000, 7);	/* in no region */
+	sinks_count_system(0x100e, 0, NULL);
+	sinks_count_system(0x2000, 7, NULL);	/* in no region */
 	sinks_leave(token);
 	assert_int_equal(bins[2], 5);
 	assert_int_equal(sys[2], 3);
@@ -330,6 +331,63 @@ static void test_system(void **state)
 		sum += sys[i];
 	assert_int_equal(sum, 3);
 	expect_stats(7, 0, 0, 0);
+}
+
+/*
+ * A set with a thread table: what each histogram took goes to the
+ * sample's thread, at the region's segment and counter, on the same
+ * path; saturated and outside samples go to no thread, system counts to
+ * the thread's pc.  The threads add up to counted.
+ */
+static void test_threads(void **state)
+{
+	(void)state;
+	uint32_t bins[8] = { 0 }, sys[8] = { 0 };
+	bins[5] = 0xfffffffeu;		/* one more fits */
+	uint32_t entries = 4;
+	uint64_t npcs = 16;
+	void *mem = calloc(1, profile_threads_size(entries, npcs));
+	assert_non_null(mem);
+	struct thread_table t = { .entries = mem, .nentries = entries, .npcs = npcs, .owner = 1 };
+	t.pcs = (struct profile_pc *)((char *)mem + entries * sizeof(struct profile_thread));
+	struct sink_set *set = sinks_new(2);
+	assert_non_null(set);
+	set->threads = &t;
+	set->regions[0] = (struct region){ 0x1000, 8, 0x10000, 4, sys, REGION_SYSTEM, NULL, 3 };
+	set->regions[1] = (struct region){ 0x1000, 8, 0x10000, 4, bins, REGION_BINS, NULL, 3 };
+	sinks_replace(set);
+	struct thread_ref a = THREAD_REF(100, 0), b = THREAD_REF(200, 0);
+	unsigned token = sinks_enter();
+	assert_int_equal(sinks_count(0x1004, 5, &a), SINK_OK);
+	sinks_count_system(0x1004, 2, &a);
+	assert_int_equal(sinks_count(0x1004, 1, &b), SINK_OK);
+	assert_int_equal(sinks_count(0x100a, 3, &b), SINK_OK);	/* 1 taken, 2 saturated */
+	assert_int_equal(sinks_count(0x9000, 4, &b), SINK_OK);	/* outside */
+	sinks_leave(token);
+	given = 5 + 1 + 3 + 4;
+	expect_stats(7, 4, 2, 0);
+	const struct profile_thread *ea = &t.entries[a.entry], *eb = &t.entries[b.entry];
+	assert_true(a.entry > 0 && b.entry > 0 && a.entry != b.entry);
+	assert_int_equal(ea->tid, 100);
+	assert_int_equal(ea->samples, 5);
+	assert_int_equal(ea->system, 2);
+	assert_int_equal(eb->samples, 2);
+	assert_int_equal(ea->samples + eb->samples + t.entries[0].samples, 7);
+	uint64_t ka = profile_pc_key((uint32_t)a.entry, 3, 2), kb = profile_pc_key((uint32_t)b.entry, 3, 5);
+	int found = 0;
+	for (uint64_t k = 0; k < npcs; k++) {
+		if (t.pcs[k].key == ka) {
+			assert_int_equal(t.pcs[k].count, 5);
+			assert_int_equal(t.pcs[k].system, 2);
+			found++;
+		} else if (t.pcs[k].key == kb) {
+			assert_int_equal(t.pcs[k].count, 1);
+			found++;
+		}
+	}
+	assert_int_equal(found, 2);
+	sinks_replace(NULL);
+	free(mem);
 }
 
 /* A region whose memory is taken away: lost, and the caller told. */
@@ -403,7 +461,7 @@ static void *reader(void *unused)
 	reader_token = sinks_enter();
 	atomic_store(&reader_state, 1);
 	wait_for(&reader_state, 2);
-	sinks_count(0, 1);	/* into the old set or the new: either is whole */
+	sinks_count(0, 1, NULL);	/* into the old set or the new: either is whole */
 	sinks_leave(reader_token);
 	atomic_store(&reader_state, 3);
 	return NULL;
@@ -578,8 +636,8 @@ static void test_overflow(void **state)
 	uint16_t hist[4] = { 0 }, over = 0;
 	struct sink_set *set = sinks_new(2);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0, 1, 2, 2, &over, REGION_OVERFLOW, NULL };
-	set->regions[1] = (struct region){ 0x1000, 4, 0x10000, 2, hist, REGION_BINS, NULL };
+	set->regions[0] = (struct region){ 0, 1, 2, 2, &over, REGION_OVERFLOW, NULL, 0 };
+	set->regions[1] = (struct region){ 0x1000, 4, 0x10000, 2, hist, REGION_BINS, NULL, 0 };
 	sinks_replace(set);
 	assert_int_equal(give(0x1002, 3), SINK_OK);	/* the histogram's, though listed later */
 	assert_int_equal(hist[1], 3);
@@ -601,7 +659,7 @@ static void test_pcs(void **state)
 	_Atomic uint64_t next = 0;
 	struct sink_set *set = sinks_new(1);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0, 6, 0, 8, slots, REGION_PCS, &next };
+	set->regions[0] = (struct region){ 0, 6, 0, 8, slots, REGION_PCS, &next, 0 };
 	sinks_replace(set);
 	assert_int_equal(give(0x10, 1), SINK_OK);
 	assert_int_equal(give(0x20, 3), SINK_OK);
@@ -635,7 +693,7 @@ static void test_pcs_threads(void **state)
 	_Atomic uint64_t next = 0;
 	struct sink_set *set = sinks_new(1);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0, SLOTS, 0, 8, slots, REGION_PCS, &next };
+	set->regions[0] = (struct region){ 0, SLOTS, 0, 8, slots, REGION_PCS, &next, 0 };
 	sinks_replace(set);
 	pthread_t t[THREADS];
 	struct filler f[THREADS];
@@ -670,7 +728,7 @@ static void test_pcs_fault(void **state)
 	_Atomic uint64_t next = 0;
 	struct sink_set *set = sinks_new(1);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0, 16, 0, 8, c, REGION_PCS, &next };
+	set->regions[0] = (struct region){ 0, 16, 0, 8, c, REGION_PCS, &next, 0 };
 	sinks_replace(set);
 	assert_int_equal(give(0x77, 1), SINK_OK);
 	assert_int_equal(mprotect(c, (size_t)page, PROT_READ), 0);
@@ -776,6 +834,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_waits_for_reader, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_after_fork, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_replace_under_fire, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
