@@ -61,6 +61,7 @@ int merge_gmon(char **files, const char *out);
  */
 struct run_options {
 	const char *out, *backend;
+	const char *threads;	/* --threads N, or NULL */
 	unsigned hz;		/* 0: not given */
 	int program;
 };

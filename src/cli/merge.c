@@ -8,6 +8,12 @@
  * output is written sparse (pages of zeros are left as holes) under a
  * temporary name, then renamed into place.  gmon.out files are summed
  * into a gmon.out by merge_gmon.c.
+ *
+ * Thread tables are kept: each thread of each input is a thread of the
+ * output (the same pid and tid twice, as when a file is merged with
+ * itself, are summed), and its pc slots are keyed again by the output's
+ * segments.  Samples of an input without a thread table, or that a
+ * killed process's table had not caught up with, are unattributed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -55,6 +61,109 @@ static struct mseg *find(struct mseg **segs, size_t *n, const struct profile_seg
 	return m;
 }
 
+/* The output's threads (entry 0: the other threads) and pc slots. */
+struct mthreads {
+	struct profile_thread *v;
+	size_t n;
+	struct profile_pc *pcs;	/* keys of the output; may repeat */
+	uint64_t *pc_counts;	/* uncut counts of pcs */
+	size_t npcs;
+	uint64_t unattributed;
+};
+
+static uint32_t merged_thread(struct mthreads *t, const struct profile_thread *e, int32_t pid)
+{
+	if (!t->v) {
+		t->v = xmalloc(sizeof *t->v);
+		memset(t->v, 0, sizeof *t->v);
+		t->n = 1;
+	}
+	if (!e)
+		return 0;
+	for (size_t i = 1; i < t->n; i++)
+		if (t->v[i].tid == e->tid && t->v[i].owner == e->owner)
+			return (uint32_t)i;
+	if (t->n >= PROFILE_THREADS_MAX)
+		return 0;
+	t->v = xrealloc(t->v, (t->n + 1) * sizeof *t->v);
+	struct profile_thread *m = &t->v[t->n];
+	memset(m, 0, sizeof *m);
+	m->tid = e->tid;
+	m->owner = e->owner ? e->owner : (uint32_t)pid;
+	memcpy(m->comm, e->comm, sizeof m->comm);
+	return (uint32_t)t->n++;
+}
+
+/* The threads of input p, whose segment i is the output's seg_of[i]. */
+static void add_threads(struct mthreads *t, const struct profile *p, const uint32_t *seg_of)
+{
+	merged_thread(t, NULL, 0);
+	uint64_t held = p->header->unattributed;
+	if (!p->nthreads) {
+		t->unattributed += p->counted;
+		return;
+	}
+	uint32_t *to = xmalloc(p->nthreads * sizeof *to);
+	for (uint32_t i = 0; i < p->nthreads; i++) {
+		const struct profile_thread *e = &p->threads[i];
+		to[i] = UINT32_MAX;
+		if (i && !e->tid)
+			continue;
+		to[i] = i ? merged_thread(t, e, p->header->pid) : 0;
+		t->v[to[i]].samples += e->samples;
+		t->v[to[i]].system += e->system;
+		held += e->samples;
+	}
+	/* A running file's counters went on after its table: unattributed. */
+	t->unattributed += p->header->unattributed + (p->counted > held ? p->counted - held : 0);
+	for (uint64_t k = 0; k < p->npcs; k++) {
+		const struct profile_pc *s = &p->pcs[k];
+		uint32_t e = PROFILE_PC_ENTRY(s->key), seg = PROFILE_PC_SEG(s->key);
+		uint64_t index = PROFILE_PC_INDEX(s->key);
+		if (!s->key || e >= p->nthreads || to[e] == UINT32_MAX || seg >= p->nsegs
+		    || index >= p->segs[seg].head->ncounters
+		    || !profile_pc_keyable(to[e], seg_of[seg], index))
+			continue;	/* unplaced, in the output too */
+		t->pcs = xrealloc(t->pcs, (t->npcs + 1) * sizeof *t->pcs);
+		t->pc_counts = xrealloc(t->pc_counts, (t->npcs + 1) * sizeof *t->pc_counts);
+		t->pcs[t->npcs] = (struct profile_pc){ profile_pc_key(to[e], seg_of[seg], index), 0,
+						       s->system };
+		t->pc_counts[t->npcs++] = s->count;
+	}
+	free(to);
+}
+
+/* The output's pc pool: every key once, in a table twice their number. */
+static struct profile_pc *pc_pool(const struct mthreads *t, uint64_t *npcs)
+{
+	uint64_t n = 1;
+	while (n < 2 * t->npcs && n < PROFILE_PCS_MAX)
+		n *= 2;
+	struct profile_pc *pool = calloc(n, sizeof *pool);
+	if (!pool) {
+		error_line("out of memory");
+		exit(2);
+	}
+	uint64_t used = 0;
+	for (size_t i = 0; i < t->npcs; i++) {
+		uint64_t key = t->pcs[i].key, at = profile_pc_hash(key, n);
+		while (pool[at].key && pool[at].key != key)
+			at = (at + 1) & (n - 1);
+		if (!pool[at].key) {
+			if (used + 1 == n)	/* full (the cap): left unplaced */
+				continue;
+			used++;
+			pool[at].key = key;
+		}
+		uint64_t c = pool[at].count + t->pc_counts[i];
+		uint64_t sys = pool[at].system + t->pcs[i].system;
+		pool[at].count = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+		pool[at].system = sys > pool[at].count ? pool[at].count : (uint32_t)sys;
+	}
+	*npcs = n;
+	return pool;
+}
+
 /* Write len bytes at off unless they are all zero (a hole reads as zeros). */
 static int put(int fd, const void *data, size_t len, uint64_t off)
 {
@@ -82,9 +191,17 @@ static int put_segment(int fd, const struct profile_segment *head, const uint64_
 	return 0;
 }
 
-static int write_merged(int fd, struct profile_header *h, struct mseg *segs, size_t n)
+static int write_merged(int fd, struct profile_header *h, struct mseg *segs, size_t n,
+			const struct mthreads *t)
 {
-	uint64_t end = PROFILE_PAGE;
+	uint64_t npcs;
+	struct profile_pc *pool = pc_pool(t, &npcs);
+	h->threads_at = PROFILE_PAGE;
+	h->thread_entries = (uint32_t)t->n;
+	h->thread_pcs = npcs;
+	h->threads_size = profile_threads_size(t->n, npcs);
+	h->unattributed = t->unattributed;
+	uint64_t end = PROFILE_PAGE + h->threads_size;
 	uint32_t nfile = 0;
 	for (size_t i = 0; i < n; i++) {
 		end += segs[i].head.size * (segs[i].system ? 2 : 1);
@@ -99,7 +216,16 @@ static int write_merged(int fd, struct profile_header *h, struct mseg *segs, siz
 	memcpy(page, h, sizeof *h);
 	if (put(fd, page, PROFILE_PAGE, 0) != 0)
 		return -1;
-	uint64_t at = PROFILE_PAGE;
+	uint64_t at = PROFILE_PAGE + t->n * sizeof *t->v;
+	int bad = put(fd, t->v, t->n * sizeof *t->v, PROFILE_PAGE) != 0;
+	for (uint64_t k = 0; k < npcs && !bad; k += PROFILE_PAGE / sizeof *pool)
+		bad = put(fd, pool + k, (npcs - k < PROFILE_PAGE / sizeof *pool
+					 ? npcs - k : PROFILE_PAGE / sizeof *pool) * sizeof *pool,
+			  at + k * sizeof *pool) != 0;
+	free(pool);
+	if (bad)
+		return -1;
+	at = PROFILE_PAGE + h->threads_size;
 	for (size_t i = 0; i < n; i++) {
 		struct mseg *s = &segs[i];
 		if (put_segment(fd, &s->head, s->counts, at) != 0)
@@ -165,6 +291,7 @@ int cmd_merge(int argc, char **argv)
 	h.flags = PROFILE_F_MERGED;
 	struct mseg *segs = NULL;
 	size_t nsegs = 0;
+	struct mthreads threads = { 0 };
 	int status = 0;
 	for (char **f = files; *f && !status; f++) {
 		struct profile p;
@@ -198,8 +325,10 @@ int cmd_merge(int argc, char **argv)
 		h.observed += in->observed;
 		h.cpu_ns += in->cpu_ns;
 		h.counted += p.counted;	/* a running file counted past its header */
+		uint32_t *seg_of = xmalloc((p.nsegs + 1) * sizeof *seg_of);
 		for (size_t i = 0; i < p.nsegs; i++) {
 			struct mseg *m = find(&segs, &nsegs, p.segs[i].head);
+			seg_of[i] = (uint32_t)(m - segs);
 			for (uint64_t k = 0; k < m->head.ncounters; k++)
 				m->counts[k] += profile_count(&p.segs[i], k);
 			if (!p.segs[i].system)
@@ -214,6 +343,8 @@ int cmd_merge(int argc, char **argv)
 			for (uint64_t k = 0; k < m->head.ncounters; k++)
 				m->system[k] += profile_system(&p.segs[i], k);
 		}
+		add_threads(&threads, &p, seg_of);
+		free(seg_of);
 		profile_close(&p);
 	}
 	free_files(files);
@@ -231,7 +362,7 @@ int cmd_merge(int argc, char **argv)
 		if (fd < 0) {
 			status = 1;
 		} else {
-			int ok = write_merged(fd, &h, segs, nsegs) == 0;
+			int ok = write_merged(fd, &h, segs, nsegs, &threads) == 0;
 			if (!ok)
 				error_line("%s: %s", out, strerror(errno));
 			if (temp_finish(fd, tmp, out, ok) != 0)
@@ -243,5 +374,8 @@ int cmd_merge(int argc, char **argv)
 		free(segs[i].system);
 	}
 	free(segs);
+	free(threads.v);
+	free(threads.pcs);
+	free(threads.pc_counts);
 	return status;
 }

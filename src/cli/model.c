@@ -125,6 +125,17 @@ static int in_ranges(const struct object *o, uint64_t pc)
 	return 0;
 }
 
+void model_bin_system(struct object *o, uint64_t first, uint64_t last, uint64_t count,
+		      uint64_t system)
+{
+	add_bin(o, first, last, count, system);
+}
+
+uint64_t model_samples(const struct model *m)
+{
+	return m->filter ? m->kept : m->counted;
+}
+
 /* The program a gmon.out file profiled: --exe, the NAME of
  * gmon.NAME.PID.out beside it, or a.out as gprof guesses. */
 static int gmon_program(const struct model *m, const char *path, char *out, size_t len)
@@ -202,15 +213,45 @@ static int add_gmon(struct model *m, const char *path)
 	return 0;
 }
 
+/*
+ * A gmon.out, pcsample or mon.out file (add returns 1 if it is not of
+ * its kind): no thread table, so its samples are one row of m->thread_rows,
+ * and a filter of threads leaves its bins out.
+ */
+static int add_unthreaded(struct model *m, const char *path,
+			  int (*add)(struct model *, const char *))
+{
+	size_t nobjects = m->nobjects;
+	size_t *nbins = xmalloc((nobjects + 1) * sizeof *nbins);
+	uint64_t *totals = xmalloc((nobjects + 1) * sizeof *totals);
+	for (size_t i = 0; i < nobjects; i++) {
+		nbins[i] = m->objects[i].nbins;
+		totals[i] = m->objects[i].total;
+	}
+	uint64_t counted = m->counted;
+	int r = add(m, path);
+	if (r == 0) {
+		const char *base = strrchr(path, '/');
+		model_thread_whole(m, 0, base ? base + 1 : path, m->counted - counted, 0);
+	}
+	for (size_t i = 0; r == 0 && m->filter && i < m->nobjects; i++) {
+		m->objects[i].nbins = i < nobjects ? nbins[i] : 0;
+		m->objects[i].total = i < nobjects ? totals[i] : 0;
+	}
+	free(nbins);
+	free(totals);
+	return r;
+}
+
 int model_add_file(struct model *m, const char *path)
 {
-	int classic = model_add_classic(m, path);
+	int classic = add_unthreaded(m, path, model_add_classic);
 	if (classic != 1)
 		return classic;
 	struct profile p;
 	char why[512];
 	if (gmon_is_file(path))
-		return add_gmon(m, path);
+		return add_unthreaded(m, path, add_gmon);
 	if (profile_open(&p, path, why, sizeof why) != 0) {
 		error_line("%s: %s", path, why);
 		return -1;
@@ -252,12 +293,21 @@ int model_add_file(struct model *m, const char *path)
 			 h->command);
 	}
 	m->nfiles++;
+	size_t *objs = xmalloc((p.nsegs + 1) * sizeof *objs);
 	for (size_t i = 0; i < p.nsegs; i++) {
+		const struct profile_segment *s = p.segs[i].head;
+		struct object *o = find_object(m, s->path, s->build_id, s->build_id_len, s->bias,
+					       (int)s->flags);
+		add_range(o, s->vaddr, s->length, s->file_offset);
+		objs[i] = (size_t)(o - m->objects);
+	}
+	model_add_threads(m, &p, objs);
+	free(objs);
+	for (size_t i = 0; i < p.nsegs && !m->filter; i++) {
 		const struct profile_seg_view *v = &p.segs[i];
 		const struct profile_segment *s = v->head;
 		struct object *o = find_object(m, s->path, s->build_id, s->build_id_len, s->bias,
 					       (int)s->flags);
-		add_range(o, s->vaddr, s->length, s->file_offset);
 		for (uint64_t k = 0; k < s->ncounters; k++) {
 			uint64_t c = profile_count(v, k), first, last;
 			if (!c)
@@ -337,6 +387,9 @@ double model_seconds_each(const struct model *m)
 
 void model_free(struct model *m)
 {
+	for (size_t i = 0; i < m->nthread_rows; i++)
+		free(m->thread_rows[i].program);
+	free(m->thread_rows);
 	for (size_t i = 0; i < m->nobjects; i++) {
 		free(m->objects[i].path);
 		free(m->objects[i].ranges);

@@ -44,8 +44,37 @@ struct arc {
 	uint64_t from_pc, to_pc, count;
 };
 
+/*
+ * A thread of a profiled process, from a profile file's thread table;
+ * or one row that stands for samples no thread holds (tid below 0).
+ */
+enum {
+	THREAD_OTHERS = 0,		/* tid: threads past the table's size */
+	THREAD_NO_TABLE = -1,		/* a file without a thread table */
+	THREAD_UNATTRIBUTED = -2,	/* the table could not be written */
+};
+
+struct thread {
+	int32_t pid, tid;
+	char comm[16];		/* NUL-terminated */
+	char *program;		/* the process's command */
+	uint64_t samples, system;
+	uint64_t unplaced;	/* of samples, at no address the table kept */
+	int ended;
+};
+
+/* Which threads' samples the model keeps (report --tid, --comm). */
+struct thread_filter {
+	const int32_t *tids;
+	size_t ntids;
+	const char *comm;	/* a fnmatch(3) pattern, or NULL */
+};
+
 struct model {
 	const char *exe;	/* the program of gmon.out files (--exe) */
+	/* With a filter, bins hold only the samples of the threads it
+	   keeps, from the files' thread tables. */
+	const struct thread_filter *filter;
 	struct object *objects;
 	size_t nobjects;
 	unsigned nfiles;
@@ -64,6 +93,14 @@ struct model {
 	size_t narcs, caparcs;
 	int pid, ppid;		/* of the first file (0: unknown) */
 	char command[256];	/* its argv[0], or the program of a gmon.out */
+	struct thread *thread_rows;	/* every thread of every file */
+	size_t nthread_rows;
+	unsigned thread_files;	/* files with a thread table */
+	uint64_t unattributed;
+	/* Under a filter: the samples of the threads kept, those of them
+	   at no address the tables kept, and the threads kept. */
+	uint64_t kept, kept_unplaced;
+	size_t kept_threads;
 };
 
 /*
@@ -84,6 +121,8 @@ struct object *model_object(struct model *m, const char *path, const uint8_t *bu
 /* Note an executable range of o, and samples over [first, last]. */
 void model_range(struct object *o, uint64_t vaddr, uint64_t length, uint64_t file_offset);
 void model_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count);
+void model_bin_system(struct object *o, uint64_t first, uint64_t last, uint64_t count,
+		      uint64_t system);
 
 /* Note count calls from from_pc (in from, or NULL) to to_pc (in to). */
 void model_arc(struct model *m, struct object *from, struct object *to, uint64_t from_pc,
@@ -91,6 +130,24 @@ void model_arc(struct model *m, struct object *from, struct object *to, uint64_t
 
 /* Sort and merge the bins and the arcs; call once every file is in. */
 void model_finish(struct model *m);
+
+/*
+ * The threads of profile p (src/format/profile.h) into m->threads; with
+ * a filter, the bins of the threads it keeps into their objects
+ * (m->objects[objs[i]] for the file's segment i).  threads.c.
+ */
+struct profile;
+void model_add_threads(struct model *m, const struct profile *p, const size_t *objs);
+
+/* A file without a thread table: its samples as one row (THREAD_NO_TABLE). */
+void model_thread_whole(struct model *m, int32_t pid, const char *program, uint64_t samples,
+			uint64_t system);
+
+/* Does the filter keep that thread? */
+int thread_kept(const struct thread_filter *f, int32_t tid, const char *comm);
+
+/* The samples the report is of: all counted, or those the filter kept. */
+uint64_t model_samples(const struct model *m);
 
 /* Seconds of CPU time one sample stands for. */
 double model_seconds_each(const struct model *m);

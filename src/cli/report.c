@@ -29,13 +29,31 @@ struct options {
 	const char *annotate;
 	int callgraph;		/* --callgraph: gprof -q's entries */
 	const char *html;	/* --html FILE */
+	int threads;		/* --threads: a row per thread */
 };
+
+/* What a filter of threads left in, for the header. */
+static void filter_line(const struct model *m)
+{
+	if (!m->filter)
+		return;
+	printf("threads kept: %zu, with %" PRIu64 " of the %" PRIu64 " samples", m->kept_threads,
+	       m->kept, m->counted);
+	if (m->kept_unplaced)
+		printf(" (%" PRIu64 " of them at addresses the thread table had no room for)",
+		       m->kept_unplaced);
+	if (m->thread_files < m->nfiles)
+		printf("; %u file%s without per-thread counts left out", m->nfiles - m->thread_files,
+		       m->nfiles - m->thread_files == 1 ? "" : "s");
+	putchar('\n');
+}
 
 static void header(const struct model *m, double each)
 {
 	printf("Flat profile: %" PRIu64 " samples in %u profile%s, %.3f s of CPU time, "
-	       "each sample %.3f ms\n", m->counted, m->nfiles, m->nfiles == 1 ? "" : "s",
+	       "each sample %.3f ms\n", model_samples(m), m->nfiles, m->nfiles == 1 ? "" : "s",
 	       m->cpu_ns / 1e9, each * 1e3);
+	filter_line(m);
 	printf("samples taken %" PRIu64 " = counted %" PRIu64 " + outside %" PRIu64
 	       " + dropped %" PRIu64 " (saturated %" PRIu64 ", lost %" PRIu64 "); %" PRIu64
 	       " for time in the kernel\n",
@@ -85,7 +103,7 @@ static void csv_field(const char *s)
 static void print_rows(const struct model *m, const struct rows *r, const struct options *opt)
 {
 	double each = model_seconds_each(m);
-	uint64_t total = m->counted ? m->counted : 1;
+	uint64_t total = model_samples(m) ? model_samples(m) : 1;
 	const char *what = opt->by == BY_LINE ? "line" : opt->by == BY_OBJECT ? "object"
 										: "function";
 	uint64_t cumul = 0;
@@ -99,9 +117,14 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		printf("{\"samples\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"outside\":%" PRIu64
 		       ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cpu_seconds\":%.6f"
 		       ",\"system\":%" PRIu64 ",\"hz\":%u,\"observed\":%" PRIu64 ",\"backend\":\"%s\",\"threads\":%" PRIu64
-		       ",\"files\":%u,\"rows\":[",
+		       ",\"files\":%u,",
 		       m->counted, m->taken, m->outside, m->saturated, m->lost, m->cpu_ns / 1e9,
 		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
+		if (m->filter)
+			printf("\"threads_kept\":%zu,\"kept_samples\":%" PRIu64
+			       ",\"kept_unplaced\":%" PRIu64 ",", m->kept_threads, m->kept,
+			       m->kept_unplaced);
+		printf("\"rows\":[");
 	} else {
 		header(m, each);
 		printf("%7s %7s %9s %9s %6s  ", "self%", "cumul%", "self s", "samples", "sys%");
@@ -191,6 +214,130 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		printf("]}\n");
 }
 
+static int hotter_thread(const void *a, const void *b)
+{
+	const struct thread *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The name of a thread's row: its own, or what the row stands for. */
+static const char *thread_name(const struct thread *t)
+{
+	switch (t->tid) {
+	case THREAD_OTHERS: return "[other threads]";
+	case THREAD_NO_TABLE: return "[no per-thread counts]";
+	case THREAD_UNATTRIBUTED: return "[unattributed]";
+	default: return t->comm;
+	}
+}
+
+/* --threads: a row per thread (per process too, when there are several),
+   hottest first, its share of every thread's samples. */
+static void print_threads(struct model *m, const struct options *opt)
+{
+	double each = model_seconds_each(m);
+	qsort(m->thread_rows, m->nthread_rows, sizeof *m->thread_rows, hotter_thread);
+	uint64_t total = 0;
+	int several = 0;
+	for (size_t i = 0; i < m->nthread_rows; i++) {
+		total += m->thread_rows[i].samples;
+		several |= m->thread_rows[i].pid != m->thread_rows[0].pid;
+	}
+	if (opt->fmt == FMT_CSV) {
+		printf("self_percent,self_seconds,samples,tid,name,pid,program,system_samples,"
+		       "system_percent,unplaced_samples\n");
+	} else if (opt->fmt == FMT_JSON) {
+		printf("{\"samples\":%" PRIu64 ",\"cpu_seconds\":%.6f,\"files\":%u,"
+		       "\"thread_files\":%u,\"unattributed\":%" PRIu64 ",\"rows\":[", total,
+		       m->cpu_ns / 1e9, m->nfiles, m->thread_files, m->unattributed);
+	} else {
+		header(m, each);
+		printf("%7s %9s %9s %6s  %7s  %-16s%s\n", "self%", "self s", "samples", "sys%", "tid",
+		       "name", several ? "     pid  program" : "");
+	}
+	int first = 1;
+	for (size_t i = 0; i < m->nthread_rows; i++) {
+		const struct thread *t = &m->thread_rows[i];
+		double pct = total ? 100.0 * t->samples / total : 0.0;
+		if (pct < opt->threshold || (m->filter && !thread_kept(m->filter, t->tid, t->comm)))
+			continue;
+		double spct = t->samples ? 100.0 * t->system / t->samples : 0.0;
+		char tid[16];
+		snprintf(tid, sizeof tid, t->tid > 0 ? "%d" : "-", (int)t->tid);
+		if (opt->fmt == FMT_CSV) {
+			printf("%.2f,%.3f,%" PRIu64 ",%s,", pct, t->samples * each, t->samples,
+			       t->tid > 0 ? tid : "");
+			csv_field(thread_name(t));
+			printf(",%d,", (int)t->pid);
+			csv_field(t->program);
+			if (m->system_files)
+				printf(",%" PRIu64 ",%.2f", t->system, spct);
+			else
+				printf(",,");
+			printf(",%" PRIu64 "\n", t->unplaced);
+		} else if (opt->fmt == FMT_JSON) {
+			printf("%s{\"self_percent\":%.4f,\"self_seconds\":%.6f,\"samples\":%" PRIu64
+			       ",\"tid\":%s,\"name\":", first ? "" : ",", pct, t->samples * each,
+			       t->samples, t->tid > 0 ? tid : "null");
+			json_string(stdout, thread_name(t), 0);
+			printf(",\"pid\":%d,\"program\":", (int)t->pid);
+			json_string(stdout, t->program, 0);
+			if (m->system_files)
+				printf(",\"system_samples\":%" PRIu64 ",\"system_percent\":%.4f", t->system,
+				       spct);
+			else
+				printf(",\"system_samples\":null,\"system_percent\":null");
+			printf(",\"unplaced_samples\":%" PRIu64 ",\"ended\":%s}", t->unplaced,
+			       t->ended ? "true" : "false");
+		} else {
+			char sys[16];
+			if (m->system_files)
+				snprintf(sys, sizeof sys, "%5.1f%%", spct);
+			else
+				snprintf(sys, sizeof sys, "%6s", "-");
+			printf("%6.2f%% %9.3f %9" PRIu64 " %s  %7s  %-16s", pct, t->samples * each,
+			       t->samples, sys, tid, thread_name(t));
+			if (several)
+				printf("%8d  %s", (int)t->pid, t->program);
+			putchar('\n');
+		}
+		first = 0;
+	}
+	if (opt->fmt == FMT_JSON)
+		printf("]}\n");
+}
+
+/* --tid TID[,TID...]: the list, or -1 after one line saying what is wrong. */
+static int parse_tids(const char *arg, struct thread_filter *f)
+{
+	int32_t *tids = NULL;
+	size_t n = 0;
+	const char *p = arg;
+	for (;;) {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (end == p || errno || v <= 0 || v > INT32_MAX || (*end && *end != ',')) {
+			error_line("--tid '%s': not a list of thread ids (TID[,TID...])", arg);
+			free(tids);
+			return -1;
+		}
+		tids = xrealloc(tids, (n + 1) * sizeof *tids);
+		tids[n++] = (int32_t)v;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	free((void *)f->tids);
+	f->tids = tids;
+	f->ntids = n;
+	return 0;
+}
+
 /* --annotate: the function's disassembly, with the samples of each instruction. */
 static int annotate(const struct model *m, struct symbols **syms, const char *want)
 {
@@ -202,8 +349,11 @@ static int annotate(const struct model *m, struct symbols **syms, const char *wa
 		struct disasm d;
 		if (disasm_function(o, &f, &d, 0) != 0)
 			return 1;
-		printf("%s in %s: %" PRIu64 " samples (%.2f%% of all)\n\n", f.name, o->path,
-		       d.samples, m->counted ? 100.0 * d.samples / m->counted : 0.0);
+		printf("%s in %s: %" PRIu64 " samples (%.2f%% of %s)\n", f.name, o->path,
+		       d.samples, model_samples(m) ? 100.0 * d.samples / model_samples(m) : 0.0,
+		       m->filter ? "the threads kept" : "all");
+		filter_line(m);
+		putchar('\n');
 		for (size_t j = 0; j < d.n; j++) {
 			if (d.addrs[j] != UINT64_MAX && d.counts[j])
 				printf("%6.2f%% %8" PRIu64 "  %s",
@@ -231,10 +381,14 @@ int cmd_report(int argc, char **argv)
 		{ "exe", required_argument, NULL, 'e' },
 		{ "callgraph", no_argument, NULL, 'q' },
 		{ "html", required_argument, NULL, 'H' },
+		{ "threads", no_argument, NULL, 'T' },
+		{ "tid", required_argument, NULL, 'I' },
+		{ "comm", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
-	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0, NULL };
+	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0, NULL, 0 };
+	struct thread_filter filter = { NULL, 0, NULL };
 	const char *exe = NULL;
 	int c;
 	opterr = 0;
@@ -243,6 +397,12 @@ int cmd_report(int argc, char **argv)
 		char *end;
 		switch (c) {
 		case 'e': exe = optarg; break;
+		case 'T': opt.threads = 1; break;
+		case 'C': filter.comm = optarg; break;
+		case 'I':
+			if (parse_tids(optarg, &filter) != 0)
+				return 2;
+			break;
 		case 'l': opt.by = BY_LINE; break;
 		case 'O': opt.by = BY_OBJECT; break;
 		case 'i': opt.inlines = 1; break;
@@ -270,19 +430,30 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		case 'h':
-			puts("usage: profil report [--lines|--objects|--annotate FUNC] [--inline] "
-			     "[--threshold PCT] [--format text|csv|json] [--callgraph] [--html OUT] [--exe PROGRAM] [FILE...]");
+			puts("usage: profil report [--lines|--objects|--annotate FUNC|--threads] "
+			     "[--inline] [--tid TID[,TID...]] [--comm NAME] [--threshold PCT] "
+			     "[--format text|csv|json] [--callgraph] [--html OUT] [--exe PROGRAM] "
+			     "[FILE...]");
+			free((void *)filter.tids);
 			return 0;
 		default:
 			if (optopt)
 				error_line("report: unknown option or missing value: '-%c'", optopt);
 			else
 				error_line("report: unknown option '%s'", argv[optind - 1]);
+			free((void *)filter.tids);
 			return 2;
 		}
 	}
 	if (opt.html && opt.annotate) {
 		error_line("--html and --annotate: the page annotates every function; give one");
+		free((void *)filter.tids);
+		return 2;
+	}
+	if (opt.html && (opt.threads || filter.ntids || filter.comm)) {
+		error_line("--html and --threads, --tid or --comm: the page is of every thread; "
+			   "give one");
+		free((void *)filter.tids);
 		return 2;
 	}
 	if (opt.callgraph && (opt.annotate || opt.by != BY_FUNCTION || opt.fmt == FMT_CSV)) {
@@ -291,15 +462,20 @@ int cmd_report(int argc, char **argv)
 		return 2;
 	}
 	char **files = input_files(argc - optind, argv + optind);
-	if (!files)
+	if (!files) {
+		free((void *)filter.tids);
 		return 1;
+	}
 	if (opt.html) {
 		int st = html_report(opt.html, files, exe);
 		free_files(files);
+		free((void *)filter.tids);
 		return st;
 	}
 	struct model m = { 0 };
 	m.exe = exe;
+	if (filter.ntids || filter.comm)
+		m.filter = &filter;
 	int status = 0;
 	for (char **f = files; *f && !status; f++)
 		if (model_add_file(&m, *f) != 0)
@@ -309,10 +485,12 @@ int cmd_report(int argc, char **argv)
 	memset(syms, 0, (m.nobjects + 1) * sizeof *syms);
 	if (!status) {
 		model_finish(&m);
-		if (rows_open_symbols(&m, syms) != 0)
+		if (!opt.threads && rows_open_symbols(&m, syms) != 0)
 			status = 1;
 	}
-	if (!status && opt.annotate) {
+	if (!status && opt.threads) {
+		print_threads(&m, &opt);
+	} else if (!status && opt.annotate) {
 		status = annotate(&m, syms, opt.annotate);
 	} else if (!status && opt.callgraph) {
 		struct callgraph g;
@@ -338,6 +516,7 @@ int cmd_report(int argc, char **argv)
 		symbols_close(syms[i]);
 	free(syms);
 	model_free(&m);
+	free((void *)filter.tids);
 	if (fflush(stdout) != 0) {
 		error_line("standard output: %s", strerror(errno));
 		return 1;

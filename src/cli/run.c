@@ -198,6 +198,7 @@ int run_options(int argc, char **argv, struct run_options *o)
 		{ "backend", required_argument, NULL, 'b' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
+		{ "threads", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -217,6 +218,19 @@ int run_options(int argc, char **argv, struct run_options *o)
 		case 'o':
 			o->out = optarg;
 			break;
+		case 'T': {
+			char *end;
+			errno = 0;
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*optarg < '0' || *optarg > '9' || errno || *end
+			    || v > PROFILE_THREADS_MAX - 1) {
+				error_line("--threads '%s': not a whole number from 0 to %u", optarg,
+					   PROFILE_THREADS_MAX - 1);
+				return 2;
+			}
+			o->threads = optarg;
+			break;
+		}
 		case 'b':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "timer")) {
 				error_line("--backend '%s': not one of auto, perf, timer", optarg);
@@ -226,7 +240,7 @@ int run_options(int argc, char **argv, struct run_options *o)
 			break;
 		case 'h':
 			puts("usage: profil run [-F HZ] [-o FILE] [--backend auto|perf|timer] "
-			     "[--] PROGRAM [ARG...]");
+			     "[--threads N] [--] PROGRAM [ARG...]");
 			return 0;
 		case ':':
 			error_line("run: option '%s' needs a value", argv[optind - 1]);
@@ -253,7 +267,7 @@ int cmd_run(int argc, char **argv)
 	int parsed = run_options(argc, argv, &opt);
 	if (parsed >= 0)
 		return parsed;
-	const char *out = opt.out, *backend = opt.backend;
+	const char *out = opt.out, *backend = opt.backend, *threads = opt.threads;
 	unsigned hz = opt.hz;
 	char lib[PATH_MAX];
 	if (find_library(lib, sizeof lib) != 0) {
@@ -305,6 +319,8 @@ int cmd_run(int argc, char **argv)
 	}
 	if (backend)
 		set("PROFIL_BACKEND", backend);
+	if (threads)
+		set("PROFIL_RUN_THREADS", threads);
 	if (out) {
 		/* Asked for by name: an older file of that name is replaced. */
 		struct stat st;
