@@ -106,6 +106,18 @@ done
 [ "$(share twice.large.csv spin_large threads)" = "$(share "$be.large.csv" spin_large threads)" ] \
 	|| no "merged: the per-thread profile changed"
 
+# The files of several processes: each row says its pid and program, and
+# the threads of the two programs are told apart.
+rm -f .profil-last
+prun sh -c './threads a.cpu 5 && ./threads b.cpu 5' 2>/dev/null || no "tree: status $?"
+"$profil" report --threads > tree.txt || no "tree: report --threads"
+cat tree.txt
+grep -q "  pid  program$" tree.txt || no "tree: no pid and program columns"
+for f in a.cpu b.cpu; do
+	pid=$(awk '$1 == "main" { print $2 }' $f)
+	grep -Eq " large +$pid +threads$" tree.txt || no "tree: no row of large in process $pid"
+done
+
 # A file without a thread table still reads, as one row.
 prun --threads 0 -o none.prof ./threads none.cpu 5 2>/dev/null || no "--threads 0: status $?"
 "$profil" report --threads none.prof | grep -q "\[no per-thread counts\]" || no "--threads 0: no row"
