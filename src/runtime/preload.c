@@ -80,7 +80,9 @@ static _Atomic int64_t next_update_ns;
 
 /* The file's thread table, when it has one (table points at it). */
 #define THREADS_DEFAULT 1024u	/* entries, "other threads" included */
-#define THREAD_PCS 65536u	/* slots of the pc pool: 1 MiB, touched as used */
+/* Slots of the pc pool: 256 a thread, up to 1 MiB (touched as used). */
+#define THREAD_PCS_EACH 256u
+#define THREAD_PCS_MAX 65536u
 static struct thread_table thread_table;
 static struct thread_table *_Atomic table;
 static void *table_map;
@@ -282,7 +284,10 @@ static void add_thread_table(void)
 	uint32_t n = thread_entries();
 	if (!n)
 		return;
-	uint64_t size = profile_threads_size(n, THREAD_PCS);
+	uint64_t npcs = THREAD_PCS_EACH;
+	while (npcs < (uint64_t)n * THREAD_PCS_EACH && npcs < THREAD_PCS_MAX)
+		npcs *= 2;
+	uint64_t size = profile_threads_size(n, npcs);
 	if (ftruncate(fd, (off_t)(PROFILE_PAGE + size)) != 0)
 		return;
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, PROFILE_PAGE);
@@ -293,14 +298,14 @@ static void add_thread_table(void)
 	thread_table.entries = p;
 	thread_table.nentries = n;
 	thread_table.pcs = (struct profile_pc *)((char *)p + n * sizeof(struct profile_thread));
-	thread_table.npcs = THREAD_PCS;
+	thread_table.npcs = npcs;
 	thread_table.owner = (uint32_t)getpid();
 	atomic_store(&thread_table.unattributed, 0);
 	atomic_store(&thread_table.broken, 0);
 	header->threads_at = PROFILE_PAGE;
 	header->threads_size = size;
 	header->thread_entries = n;
-	header->thread_pcs = THREAD_PCS;
+	header->thread_pcs = npcs;
 	header->end = PROFILE_PAGE + size;
 	atomic_store(&table, &thread_table);
 }

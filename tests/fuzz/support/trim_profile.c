@@ -58,6 +58,9 @@ int main(int argc, char **argv)
 			system += profile_system(v, k);
 		}
 	}
+	/* The thread table names segments by index: not kept. */
+	h->thread_entries = 0;
+	h->threads_at = h->threads_size = h->thread_pcs = h->unattributed = 0;
 	h->nsegments = n;
 	h->end = at;
 	h->counted = counted;
