@@ -387,6 +387,9 @@ int export_gmon(const struct model *m, const char *name, const char *out)
 		/* A record holds 2^32 - 1 calls of an arc. */
 		bytes += (a->count / GMON_ARC_MAX + 1) * (1 + GMON_ARC_SIZE);
 	}
+	/* In the order the reader and merge give them, so that gprof, which
+	   orders equal arcs by their records, shows what it showed before. */
+	qsort(g.arcs, g.narcs, sizeof *g.arcs, gmon_arc_order);
 	if (bytes > GMON_EXPORT_BYTES_MAX) {
 		error_line("%s: gmon.out would take %llu bytes (gprof's 16-bit counters): "
 			   "more than %llu", out, (unsigned long long)bytes,

@@ -61,14 +61,6 @@ static int add_hists(struct gmon_profile *sum, struct gmon_profile *in, const ch
 	return 0;
 }
 
-static int by_site(const void *a, const void *b)
-{
-	const struct gmon_arc *x = a, *y = b;
-	if (x->from_pc != y->from_pc)
-		return x->from_pc < y->from_pc ? -1 : 1;
-	return (x->self_pc > y->self_pc) - (x->self_pc < y->self_pc);
-}
-
 int merge_gmon(char **files, const char *out)
 {
 	struct gmon_profile sum;
@@ -102,10 +94,10 @@ int merge_gmon(char **files, const char *out)
 		gmon_free(&in);
 	}
 	if (!status && sum.narcs) {	/* one arc per call site and callee */
-		qsort(sum.arcs, sum.narcs, sizeof *sum.arcs, by_site);
+		qsort(sum.arcs, sum.narcs, sizeof *sum.arcs, gmon_arc_order);
 		size_t k = 0;
 		for (size_t j = 1; j < sum.narcs; j++) {
-			if (by_site(&sum.arcs[k], &sum.arcs[j]) == 0)
+			if (gmon_arc_order(&sum.arcs[k], &sum.arcs[j]) == 0)
 				sum.arcs[k].count = sat_add(sum.arcs[k].count, sum.arcs[j].count);
 			else
 				sum.arcs[++k] = sum.arcs[j];

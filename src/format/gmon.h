@@ -124,6 +124,10 @@ int gmon_read_file(const char *path, struct gmon_profile *p, char *err,
 
 void gmon_free(struct gmon_profile *p);
 
+/* qsort order of struct gmon_arc: by from_pc, then self_pc (the reader's;
+   gprof breaks ties between equal arcs by the order of the records). */
+int gmon_arc_order(const void *a, const void *b);
+
 /* Whether the file at path starts as a gmon.out does ("gmon"). */
 int gmon_is_file(const char *path);
 

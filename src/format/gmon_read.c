@@ -172,7 +172,7 @@ static int read_bb(struct cursor *c, struct gmon_profile *p, size_t *cap,
 	return 0;
 }
 
-static int arc_order(const void *x, const void *y)
+int gmon_arc_order(const void *x, const void *y)
 {
 	const struct gmon_arc *a = x, *b = y;
 	if (a->from_pc != b->from_pc)
@@ -187,10 +187,10 @@ static void merge_arcs(struct gmon_profile *p)
 {
 	if (p->narcs == 0)
 		return;
-	qsort(p->arcs, p->narcs, sizeof *p->arcs, arc_order);
+	qsort(p->arcs, p->narcs, sizeof *p->arcs, gmon_arc_order);
 	size_t n = 0;
 	for (size_t i = 1; i < p->narcs; i++) {
-		if (arc_order(&p->arcs[n], &p->arcs[i]) == 0)
+		if (gmon_arc_order(&p->arcs[n], &p->arcs[i]) == 0)
 			p->arcs[n].count = sat_add(p->arcs[n].count, p->arcs[i].count);
 		else
 			p->arcs[++n] = p->arcs[i];

@@ -2,10 +2,11 @@
  * graph.c [SCALE] - a -pg program with a call graph to check against
  * gprof's: a plain tree (main -> one_side and other_side -> leaf, called
  * from them in a 3:1 ratio), direct recursion (fib), mutual recursion
- * (is_even and is_odd: a cycle; ping and pong, another) and a function
- * libc calls back (the qsort comparator: a spontaneous caller).  Each
- * part burns CPU so that time propagates along the arcs.  SCALE (default
- * 1) multiplies the work.  It prints "compares=N", the calls qsort made,
+ * (is_even and is_odd: a cycle; ping and pong, another; tri_a, tri_b and
+ * tri_c, entered at two of them, and up and down calling into it) and a
+ * function libc calls back (the qsort comparator: a spontaneous caller).
+ * Each part burns CPU so that time propagates along the arcs.  SCALE
+ * (default 1) multiplies the work.  It prints "compares=N", the calls qsort made,
  * on standard error.
  */
 #include <stdio.h>
@@ -90,6 +91,52 @@ __attribute__((noinline)) int pong(unsigned n)
 	return r;
 }
 
+/* A cycle of three entered at two of them, and a cycle (up, down) that
+   calls into it: time flows from one cycle to the other as a whole. */
+int tri_c(int n);
+
+__attribute__((noinline)) int tri_a(int n)
+{
+	burn(1000);
+	int r = n > 0 ? tri_c(n - 1) : 0;
+	sink += r;
+	return r;
+}
+
+__attribute__((noinline)) int tri_b(int n)
+{
+	burn(2000);
+	int r = n > 0 ? tri_a(n - 1) + 1 : 1;
+	sink += r;
+	return r;
+}
+
+__attribute__((noinline)) int tri_c(int n)
+{
+	burn(3000);
+	int r = n > 0 ? tri_b(n - 1) : 2;
+	sink += r;
+	return r;
+}
+
+int up(int n);
+
+__attribute__((noinline)) int down(int n)
+{
+	burn(500);
+	int r = n > 0 ? up(n - 1) : 0;
+	sink += r;
+	return r;
+}
+
+__attribute__((noinline)) int up(int n)
+{
+	burn(800);
+	int r = n > 0 ? down(n - 1) + tri_a(1) : 0;
+	sink += r;
+	return r;
+}
+
 __attribute__((noinline)) int compare(const void *a, const void *b)
 {
 	burn(300);
@@ -111,6 +158,12 @@ int main(int argc, char **argv)
 		sink += is_odd(i);
 	for (unsigned i = 0; i < 50; i++)
 		sink += ping(i);
+	for (int i = 0; i < 100; i++) {
+		sink += tri_b(i % 30);
+		sink += tri_a(i % 7);
+		sink += up(i % 11);
+		sink += down(i % 5);
+	}
 	unsigned v[2000];
 	for (unsigned i = 0; i < 2000; i++)
 		v[i] = (i * 2654435761u) >> 7;
