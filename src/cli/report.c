@@ -242,10 +242,13 @@ static void print_threads(struct model *m, const struct options *opt)
 	double each = model_seconds_each(m);
 	qsort(m->thread_rows, m->nthread_rows, sizeof *m->thread_rows, hotter_thread);
 	uint64_t total = 0;
+	int32_t pid = 0;	/* the first known; 0 in a merged file's sums */
 	int several = 0;
 	for (size_t i = 0; i < m->nthread_rows; i++) {
-		total += m->thread_rows[i].samples;
-		several |= m->thread_rows[i].pid != m->thread_rows[0].pid;
+		const struct thread *t = &m->thread_rows[i];
+		total += t->samples;
+		several |= pid && t->pid && t->pid != pid;
+		pid = pid ? pid : t->pid;
 	}
 	if (opt->fmt == FMT_CSV) {
 		printf("self_percent,self_seconds,samples,tid,name,pid,program,system_samples,"
@@ -266,13 +269,14 @@ static void print_threads(struct model *m, const struct options *opt)
 		if (pct < opt->threshold || (m->filter && !thread_kept(m->filter, t->tid, t->comm)))
 			continue;
 		double spct = t->samples ? 100.0 * t->system / t->samples : 0.0;
-		char tid[16];
+		char tid[16], pid_s[16];
 		snprintf(tid, sizeof tid, t->tid > 0 ? "%d" : "-", (int)t->tid);
+		snprintf(pid_s, sizeof pid_s, t->pid > 0 ? "%d" : "-", (int)t->pid);
 		if (opt->fmt == FMT_CSV) {
 			printf("%.2f,%.3f,%" PRIu64 ",%s,", pct, t->samples * each, t->samples,
 			       t->tid > 0 ? tid : "");
 			csv_field(thread_name(t));
-			printf(",%d,", (int)t->pid);
+			printf(",%s,", t->pid > 0 ? pid_s : "");
 			csv_field(t->program);
 			if (m->system_files)
 				printf(",%" PRIu64 ",%.2f", t->system, spct);
@@ -284,7 +288,7 @@ static void print_threads(struct model *m, const struct options *opt)
 			       ",\"tid\":%s,\"name\":", first ? "" : ",", pct, t->samples * each,
 			       t->samples, t->tid > 0 ? tid : "null");
 			json_string(stdout, thread_name(t), 0);
-			printf(",\"pid\":%d,\"program\":", (int)t->pid);
+			printf(",\"pid\":%s,\"program\":", t->pid > 0 ? pid_s : "null");
 			json_string(stdout, t->program, 0);
 			if (m->system_files)
 				printf(",\"system_samples\":%" PRIu64 ",\"system_percent\":%.4f", t->system,
@@ -302,7 +306,7 @@ static void print_threads(struct model *m, const struct options *opt)
 			printf("%6.2f%% %9.3f %9" PRIu64 " %s  %7s  %-16s", pct, t->samples * each,
 			       t->samples, sys, tid, thread_name(t));
 			if (several)
-				printf("%8d  %s", (int)t->pid, t->program);
+				printf("%8s  %s", pid_s, t->program);
 			putchar('\n');
 		}
 		first = 0;

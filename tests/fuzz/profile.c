@@ -3,7 +3,8 @@
  * (src/format/profile.c), given the input as a file.
  *
  * A file it accepts holds what it says: every segment it hands out lies
- * inside the file, with counters that add up to its sums.
+ * inside the file, with counters that add up to its sums, and so does
+ * its thread table.
  */
 #include "../../src/format/profile.h"
 #include "support/fuzz.h"
@@ -37,6 +38,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	FUZZ_CHECK(counted == p.counted && system == p.system);
+	/* The thread table, if any, lies inside the file and adds up. */
+	if (p.nthreads) {
+		const char *t = (const char *)p.threads, *end = (const char *)(p.pcs + p.npcs);
+		FUZZ_CHECK(t >= lo && (const char *)p.pcs >= t && end >= t && end <= hi);
+		uint64_t held = p.header->unattributed;
+		for (uint32_t i = 0; i < p.nthreads; i++)
+			held += p.threads[i].samples;
+		FUZZ_CHECK(p.header->state == PROFILE_COMPLETE ? held == counted : held <= counted);
+	}
 	FUZZ_CHECK(p.header->state == PROFILE_COMPLETE ? counted == p.header->counted
 						      : counted >= p.header->counted);
 	profile_close(&p);
