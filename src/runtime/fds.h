@@ -11,4 +11,7 @@
  */
 int fds_keep(int fd);
 
+/* May libprofil hold fd for a while?  (fds_keep without the close.) */
+int fds_may_keep(int fd);
+
 #endif

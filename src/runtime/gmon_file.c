@@ -12,7 +12,8 @@
  * replaces a symbolic link or a file planted at the name; a later one
  * replaces the file only if it is still the one made before (same device
  * and inode).  The directory is held open from the start, so a chdir or
- * chroot later does not move the file.
+ * chroot later does not move the file; near RLIMIT_NOFILE (fds.c) it is
+ * opened again by its path, checked by device and inode, for each write.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "env.h"
+#include "fds.h"
 #include "gmon_file.h"
 #include "outname.h"
 
@@ -41,6 +43,7 @@ static struct {
 	dev_t dir_dev;
 	ino_t dir_ino;
 	char dir_path[PATH_MAX];	/* to reopen it if the program closed ours */
+	int by_path;			/* dir_path not held: names start with it */
 	enum naming naming;
 	char pattern[PATH_MAX];		/* GMON_OUT_PREFIX or PROFIL_OUT */
 	char prog[64];
@@ -133,9 +136,11 @@ static int hold_dir(const char *path)
 	}
 	if (f.dirfd >= 0)
 		close(f.dirfd);
-	f.dirfd = fd;
 	f.dir_dev = st.st_dev;
 	f.dir_ino = st.st_ino;
+	/* Near RLIMIT_NOFILE the program's descriptors come first (fds.c):
+	   the directory is then opened by its path for each write. */
+	f.dirfd = fds_keep(fd);
 	return 0;
 }
 
@@ -195,13 +200,20 @@ const char *gmon_file_name(void)
 	return f.name;
 }
 
-/* The directory descriptor, reopened if the program closed or reused ours. */
+/*
+ * The directory descriptor, reopened if the program closed or reused
+ * ours.  Near RLIMIT_NOFILE (fds.c) it is not held, and the file is
+ * written by its full path (AT_FDCWD, by_path): the directory checked by
+ * device and inode first, and one descriptor at a time.
+ */
 static int directory(void)
 {
 	struct stat st;
+	f.by_path = 0;
 	if (f.dirfd == AT_FDCWD)
 		return AT_FDCWD;
-	if (fstat(f.dirfd, &st) == 0 && st.st_dev == f.dir_dev && st.st_ino == f.dir_ino)
+	if (f.dirfd >= 0 && fstat(f.dirfd, &st) == 0 && st.st_dev == f.dir_dev
+	    && st.st_ino == f.dir_ino)
 		return f.dirfd;
 	int fd = open(f.dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -216,8 +228,13 @@ static int directory(void)
 		close(fd);
 		fd = high;
 	}
-	f.dirfd = fd;
-	return fd;
+	if (fds_may_keep(fd)) {
+		f.dirfd = fd;
+		return fd;
+	}
+	close(fd);
+	f.by_path = 1;
+	return AT_FDCWD;
 }
 
 /* The final name for this process, with suffix N (0: none). */
@@ -225,6 +242,10 @@ static int make_name(unsigned suffix)
 {
 	struct str s = { f.name, 0, sizeof f.name, 0 };
 	unsigned long pid = (unsigned long)getpid();
+	if (f.by_path && (f.naming == NAME_GMON || f.pattern[0] != '/')) {
+		add(&s, f.dir_path);
+		add(&s, "/");
+	}
 	switch (f.naming) {
 	case NAME_GMON:
 		add(&s, "gmon.");
@@ -301,14 +322,10 @@ static int place(int dir)
 	}
 }
 
-int gmon_file_write(void (*emit)(struct gmon_out *out, void *arg), void *arg)
+/* Write the file in the directory dir. */
+static int write_in(int dir, void (*emit)(struct gmon_out *out, void *arg), void *arg)
 {
 	static struct gmon_out out;	/* one writer at a time: the caller's rule */
-	int dir = directory();
-	if (dir == -1) {
-		report(f.dir_path, errno);
-		return -1;
-	}
 	if (make_name(f.suffix) != 0) {
 		report(f.pattern, errno);
 		return -1;
@@ -353,4 +370,14 @@ int gmon_file_write(void (*emit)(struct gmon_out *out, void *arg), void *arg)
 	f.dev = st.st_dev;
 	f.ino = st.st_ino;
 	return 0;
+}
+
+int gmon_file_write(void (*emit)(struct gmon_out *out, void *arg), void *arg)
+{
+	int dir = directory();
+	if (dir == -1) {
+		report(f.dir_path, errno);
+		return -1;
+	}
+	return write_in(dir, emit, arg);
 }

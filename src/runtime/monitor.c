@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include "../../include/profil.h"
 #include "../common/bins.h"
 #include "../format/monout.h"
+#include "fds.h"
 #include "memcheck.h"
 #include "outfile.h"
 #include "sampler.h"
@@ -36,7 +38,8 @@ static struct {
 	size_t bytes;		/* of the whole buffer */
 	uint64_t nhist;
 	uint32_t scale;
-	int dirfd;		/* where the file goes */
+	int dirfd;		/* where the file goes, or -1: */
+	char dir_path[PATH_MAX];	/* then this, opened to write (fds.c) */
 	int named_by_pid;	/* PROFDIR: PID.PROGNAME, else mon.out */
 } mon = { .dirfd = -1 };
 
@@ -71,11 +74,16 @@ static int finish(void)
 				 program_invocation_short_name);
 		else
 			snprintf(name, sizeof name, "mon.out");
-		r = outfile_write(mon.dirfd, name, b.data, b.len);
+		char path[PATH_MAX + 300];	/* the directory not held: by path */
+		if (mon.dirfd < 0)
+			snprintf(path, sizeof path, "%s/%s", mon.dir_path, name);
+		r = mon.dirfd >= 0 ? outfile_write(mon.dirfd, name, b.data, b.len)
+			: outfile_write(AT_FDCWD, path, b.data, b.len);
 	}
 	int saved = errno;
 	bytes_free(&b);
-	close(mon.dirfd);
+	if (mon.dirfd >= 0)
+		close(mon.dirfd);
 	mon.dirfd = -1;
 	errno = saved;
 	return r;
@@ -147,6 +155,13 @@ static int start(uintptr_t low, uintptr_t high, unsigned short *buffer, size_t b
 	}
 	if (mon.dirfd >= 0)
 		close(mon.dirfd);	/* a buffer replaced before it was written */
+	mon.dir_path[0] = '\0';
+	if (!fds_may_keep(dirfd)) {	/* the program's descriptors come first */
+		if (!realpath(dir ? dir : ".", mon.dir_path))
+			mon.dir_path[0] = '\0';
+		close(dirfd);
+		dirfd = -1;
+	}
 	mon.on = 1;
 	mon.buffer = buffer;
 	mon.bytes = bytes;

@@ -11,8 +11,9 @@
  *   hostile fill FILE UNITS  burn in hot(), fill the disk FILE is on,
  *       then burn in far() (text whose counters were never touched)
  *   hostile monitor UNITS [stop]  (built with -DWITH_LIBPROFIL -lprofil)
- *       burn under monitor(3); with stop, end it with monitor(NULL) and
- *       print what that returned, else leave mon.out to exit
+ *       open as above under monitor(3); with stop, end it with
+ *       monitor(NULL) and print what that returned, else leave mon.out
+ *       to exit
  *
  * Each unit is about 10 ms of CPU.  It prints what it did on standard
  * output, the same with or without the profiler.
@@ -119,8 +120,8 @@ static int monitored(long units, int stop)
 		perror("monitor");
 		return 3;
 	}
-	for (long u = 0; u < units; u++)
-		hot(UNIT);
+	if (opens(units) != 0)
+		return 3;
 	if (stop) {
 		errno = 0;
 		int r = monitor(NULL, NULL, NULL, 0, 0);

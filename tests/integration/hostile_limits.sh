@@ -32,6 +32,21 @@ if [ -z "$asan_pre" ]; then
 	grep -q "^profil: perf events refused (EMFILE: no file descriptor to spare (RLIMIT_NOFILE)): the timer backend sampled instead$" err ||
 		no "nofile 4: not said: $(cat err)"
 	check "nofile 4" nofile.prof
+	# The gmon runtime of a -pg program and monitor(3) hold no
+	# descriptor either: the directory is opened again to write.
+	lib="$B/lib"
+	cc -pg -O2 -pthread -I"$root/include" -o pg "$root/tests/cli/hostile.c" \
+		-L"$lib" -Wl,-rpath,"$lib" -lprofil || exit 1
+	cc -O2 -pthread -DWITH_LIBPROFIL -I"$root/include" -o mon "$root/tests/cli/hostile.c" \
+		-L"$lib" -Wl,-rpath,"$lib" -lprofil || exit 1
+	mkdir pgdir mondir
+	(cd pgdir && ulimit -n 4 && ../pg open 100) > out 2>&1
+	[ $? -eq 0 ] && [ "$(cat out)" = "100 opens" ] && [ -s pgdir/gmon.pg.*.out ] ||
+		no "nofile 4, -pg: $(cat out); files: $(ls pgdir)"
+	(cd mondir && ulimit -n 4 && ../mon monitor 100) > out 2>&1
+	[ $? -eq 0 ] && [ "$(cat out)" = "100 opens" ] && [ -s mondir/mon.out ] ||
+		no "nofile 4, monitor: $(cat out); files: $(ls mondir)"
+	echo "nofile 4: a -pg program and monitor(3) open every file and write $(ls pgdir) and $(ls mondir)"
 fi
 
 # RLIMIT_NOFILE 12 and 16 threads: some have no perf event.

@@ -15,7 +15,8 @@
  *   survive a buffer unmapped under it), and only while profiling;
  * - errno, set before a loop of pure computation that samples interrupt
  *   hundreds of times, still holds its value at every step;
- * - its own ITIMER_PROF and POSIX CPU-time timer fire at their rate.
+ * - its own ITIMER_PROF and POSIX CPU-time timer keep firing, never
+ *   faster than their rate (sigprof.c judges the rates themselves).
  *
  * The child reports what it saw on descriptor 3, which the driver reads.
  */
@@ -319,15 +320,14 @@ static void compare(const struct run *base, const struct run *r)
 	      r->name, r->others_while);
 	CHECK(r->steps > 100 && r->changed == 0, "%s: errno changed at %ld of %ld steps",
 	      r->name, r->changed, r->steps);
-	/* The timers' rates against the run without profiling (sigprof.c
-	   says why not against the nominal 100 a second). */
-	double want_prof = base->prof / base->cpu, want_posix = base->posix / base->cpu;
-	CHECK(r->prof <= 1.5 * want_prof * r->cpu + 3 && r->prof + 1 >= 0.25 * want_prof * r->cpu,
-	      "%s: ITIMER_PROF %ld in %.2f s, %.0f a second without profiling", r->name,
-	      r->prof, r->cpu, want_prof);
-	CHECK(r->posix <= 1.5 * want_posix * r->cpu + 3 && r->posix + 1 >= 0.25 * want_posix * r->cpu,
-	      "%s: POSIX timer %ld in %.2f s, %.0f a second without profiling", r->name,
-	      r->posix, r->cpu, want_posix);
+	/* The timers still fire, and no second source doubles them (glibc's
+	   profil shares ITIMER_PROF).  Their rates against the program's
+	   own, over windows long enough to judge, are sigprof.c's: on a
+	   loaded machine 0.3 s of ITIMER_PROF varies threefold. */
+	CHECK(r->prof >= 1 && r->prof <= 2 * r->cpu / 0.010 + 3,
+	      "%s: ITIMER_PROF %ld in %.2f s", r->name, r->prof, r->cpu);
+	CHECK(r->posix >= 1 && r->posix <= 2 * r->cpu / 0.010 + 3,
+	      "%s: POSIX timer %ld in %.2f s", r->name, r->posix, r->cpu);
 	printf("%-8s status %d, output same, errno kept at %ld steps, ITIMER_PROF %ld, "
 	       "POSIX timer %ld in %.2f s; libprofil's signals while on: %s, after: %s\n",
 	       r->name, r->status, r->steps, r->prof, r->posix, r->cpu, r->others_while,
