@@ -311,6 +311,43 @@ static inline double period_seconds(void)
 }
 
 /*
+ * For a test that runs a program under `profil run`: the command built
+ * beside the test (PROFIL_TEST_BUILD, as tests/run.sh sets it), as an
+ * absolute path in out.
+ */
+static inline void check_profil_command(char *out, size_t size)
+{
+	const char *build = getenv("PROFIL_TEST_BUILD");
+	char rel[1024];
+	snprintf(rel, sizeof rel, "%s/bin/profil", build ? build : "build");
+	char *real = realpath(rel, NULL);	/* the program may run elsewhere */
+	snprintf(out, size, "%s", real ? real : rel);
+	free(real);
+}
+
+/*
+ * A test built with AddressSanitizer preloads its runtime first in the
+ * programs profil run starts (it must come before libprofil): the one
+ * this test is linked with, found in its own maps.
+ */
+static inline void check_sanitizer_preload(void)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[4096];
+	while (maps && fgets(line, sizeof line, maps)) {
+		char *path = strchr(line, '/');
+		if (path && strstr(path, "libasan.so")) {
+			path[strcspn(path, "\n")] = '\0';
+			setenv("LD_PRELOAD", path, 1);
+			setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+			break;
+		}
+	}
+	if (maps)
+		fclose(maps);
+}
+
+/*
  * profil(NULL, 0, 0, 0).  glibc's <unistd.h> declares the buffer nonnull
  * (its profil has no NULL case); calling through a pointer keeps the
  * compiler and UBSan from holding our profil to that.

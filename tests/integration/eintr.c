@@ -10,7 +10,8 @@
  * (restarted after a handler with SA_RESTART), and poll, select and
  * nanosleep, which signal(7) says are never restarted.  At least 100 000
  * blocking calls in all, and until samples have landed often enough for
- * the test to mean something.
+ * the test to mean something.  Then the same again as a program that
+ * profil run profiles (preloaded: it does not call profil() itself).
  *
  * Every EINTR is counted, per call.  Under the perf backend no signal
  * samples the program, so there must be none.  Under the timer backend
@@ -27,6 +28,7 @@
 #include <stdatomic.h>
 #include <sys/prctl.h>
 #include <sys/select.h>
+#include <sys/wait.h>
 
 enum { MIN_CALLS = 100000, MIN_SAMPLES = 50, MAX_CALLS = 800000 };
 
@@ -109,16 +111,44 @@ static long total(_Atomic long *a)
 	return n;
 }
 
+/* This program again, under profil run; its exit status. */
+static int under_profil_run(void)
+{
+	char profil_cmd[2048], self[2048], out[64];
+	check_profil_command(profil_cmd, sizeof profil_cmd);
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	self[n > 0 ? n : 0] = '\0';
+	snprintf(out, sizeof out, "/tmp/eintr.%d.prof", (int)getpid());
+	char *argv[] = { profil_cmd, "run", "-o", out, "-F",
+			 backend_expected() == PROFIL_BACKEND_TIMER ? "100000" : "1000",
+			 "--", self, NULL };
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		check_sanitizer_preload();
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	unlink(out);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 int main(void)
 {
 	if (pipe(ping) || pipe(pong))
 		abort();
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	if (backend_expected() == PROFIL_BACKEND_TIMER)
-		profil_set_hz(100000);
-	struct histogram h = histogram_of_text();
-	profil_reset_stats();
-	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+	int preloaded = getenv("PROFIL_RUN") != NULL;	/* under profil run */
+	struct histogram h = { 0 };
+	if (!preloaded) {
+		if (backend_expected() == PROFIL_BACKEND_TIMER)
+			profil_set_hz(100000);
+		h = histogram_of_text();
+		profil_reset_stats();
+		CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+	}
 	pthread_t t;
 	pthread_create(&t, NULL, echo, NULL);
 	for (long round = 0; total(calls) < MAX_CALLS; round++) {
@@ -138,10 +168,11 @@ int main(void)
 	put(ping[1], 'q');
 	pthread_join(t, NULL);
 	struct profil_stats st = stats_now();
-	profil_off();
+	if (!preloaded)
+		profil_off();
 	long n = total(calls), failed = total(eintr_count);
-	printf("%s backend: %ld blocking calls, %ld EINTR (", st.backend == PROFIL_BACKEND_PERF
-	       ? "perf" : "timer", n, failed);
+	printf("%s%s backend: %ld blocking calls, %ld EINTR (", st.backend == PROFIL_BACKEND_PERF
+	       ? "perf" : "timer", preloaded ? " (profil run)" : "", n, failed);
 	for (int k = 0; k < KINDS; k++)
 		printf("%s%s %ld of %ld", k ? ", " : "", names[k], atomic_load(&eintr_count[k]),
 		       atomic_load(&calls[k]));
@@ -156,6 +187,10 @@ int main(void)
 	CHECK(st.observed >= MIN_SAMPLES, "only %llu samples in %ld calls",
 	      (unsigned long long)st.observed, n);
 	check_stats_add_up(&st);
+	if (preloaded)
+		return check_done("eintr under profil run");
 	histogram_free(&h);
+	int status = under_profil_run();
+	CHECK(status == 0, "under profil run: status %d", status);
 	return check_done("eintr");
 }

@@ -27,7 +27,6 @@
 #ifndef SA_RESTORER
 #define SA_RESTORER 0x04000000	/* set by libc, not by the program */
 #endif
-#include <signal.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 
@@ -206,25 +205,6 @@ struct run {
 	unsigned long long counted;
 };
 
-/* The sanitizers' runtime, which must come first in a preloaded
-   program: the one this test is linked with, found in its own maps. */
-static void asan_first(char *preload, size_t size)
-{
-	preload[0] = '\0';
-	FILE *maps = fopen("/proc/self/maps", "r");
-	char line[4096];
-	while (maps && fgets(line, sizeof line, maps)) {
-		char *path = strchr(line, '/');
-		if (path && strstr(path, "libasan.so")) {
-			path[strcspn(path, "\n")] = '\0';
-			snprintf(preload, size, "%s", path);
-			break;
-		}
-	}
-	if (maps)
-		fclose(maps);
-}
-
 static void run_child(struct run *r, char *const argv[], const char *dir, int self)
 {
 	snprintf(r->out, sizeof r->out, "%s/%s.out", dir, r->name);
@@ -342,16 +322,10 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/interfere.XXXXXX";
 	if (!mkdtemp(dir))
 		return 2;
-	char self[2048], profil_cmd[4096];
+	char self[2048], profil_cmd[2048];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	self[n > 0 ? n : 0] = '\0';
-	const char *build = getenv("PROFIL_TEST_BUILD");
-	snprintf(profil_cmd, sizeof profil_cmd, "%s/bin/profil", build ? build : "build");
-	char *real = realpath(profil_cmd, NULL);	/* the child runs elsewhere */
-	if (real) {
-		snprintf(profil_cmd, sizeof profil_cmd, "%s", real);
-		free(real);
-	}
+	check_profil_command(profil_cmd, sizeof profil_cmd);
 	(void)argv;
 	struct run base = { .name = "bare" }, own = { .name = "profil" }, run = { .name = "run" };
 	char *bare_argv[] = { self, NULL };
@@ -365,12 +339,7 @@ int main(int argc, char **argv)
 	CHECK(strcmp(own.others_after, "none") == 0 || only_libprofils(own.others_after),
 	      "profil: signals changed after profiling: %s", own.others_after);
 
-	char preload[4096];
-	asan_first(preload, sizeof preload);
-	if (preload[0]) {	/* the sanitizers' runtime goes first */
-		setenv("LD_PRELOAD", preload, 1);
-		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
-	}
+	check_sanitizer_preload();
 	char out[64];
 	snprintf(out, sizeof out, "-o%s/run.prof", dir);
 	char *run_argv[] = { profil_cmd, "run", out, "--", self, NULL };
