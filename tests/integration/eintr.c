@@ -114,11 +114,14 @@ static long total(_Atomic long *a)
 /* This program again, under profil run; its exit status. */
 static int under_profil_run(void)
 {
-	char profil_cmd[2048], self[2048], out[64];
+	char profil_cmd[2048], self[2048], dir[] = "/tmp/eintr.XXXXXX", out[64], list[64];
 	check_profil_command(profil_cmd, sizeof profil_cmd);
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	self[n > 0 ? n : 0] = '\0';
-	snprintf(out, sizeof out, "/tmp/eintr.%d.prof", (int)getpid());
+	if (!mkdtemp(dir))
+		return 2;
+	snprintf(out, sizeof out, "%s/run.prof", dir);
+	snprintf(list, sizeof list, "%s/.profil-last", dir);
 	char *argv[] = { profil_cmd, "run", "-o", out, "-F",
 			 backend_expected() == PROFIL_BACKEND_TIMER ? "100000" : "1000",
 			 "--", self, NULL };
@@ -126,12 +129,16 @@ static int under_profil_run(void)
 	pid_t pid = fork();
 	if (pid == 0) {
 		check_sanitizer_preload();
+		if (chdir(dir) != 0)	/* its .profil-last goes there too */
+			_exit(126);
 		execv(argv[0], argv);
 		_exit(127);
 	}
 	int status;
 	waitpid(pid, &status, 0);
 	unlink(out);
+	unlink(list);
+	rmdir(dir);
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
