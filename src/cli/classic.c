@@ -14,6 +14,7 @@
 #include "../common/bins.h"
 #include "../format/monout.h"
 #include "../format/pcsfile.h"
+#include "../format/profile.h"
 #include "cli.h"
 #include "model.h"
 
@@ -38,10 +39,14 @@ static int kind_of(const char *path)
 	return kind;
 }
 
-/* The model's object for a load map entry, with its range. */
+/* The model's object for a load map entry, with its range.  The vDSO
+   (named by the kernel, no file behind it) is marked as the profile
+   file's segments mark it, so that no reader looks for its file. */
 static struct object *object_of(struct model *m, const struct loadmap_entry *e)
 {
 	struct object *o = model_object(m, e->name, NULL, 0, e->bias);
+	if (strncmp(e->name, "linux-vdso", 10) == 0 || strncmp(e->name, "linux-gate", 10) == 0)
+		o->flags |= PROFILE_SEG_VDSO;
 	model_range(o, e->start - e->bias, e->end - e->start, e->file_offset);
 	return o;
 }

@@ -1,11 +1,14 @@
 /*
  * classic.c - the classic calls write files for profil report: the same
  * work (spin_three and spin_one, 3:1) recorded by pcsample into
- * work.pcs, and by monitor into mon.out, in the current directory.
+ * work.pcs, and by monitor into mon.out, in the current directory; then
+ * time spent in the vDSO (clock_gettime) recorded by pcsample into
+ * vdso.pcs.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <profil.h>
 
@@ -51,6 +54,18 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	free(buf);
+	/* CPU time in the vDSO, an object with no file behind it. */
+	pcsample(pcs, 1 << 20);
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 300000000L);
+	long nv = pcsample(NULL, 0);
+	if (nv <= 0 || profil_pcsample_save("vdso.pcs", pcs, nv) != 0) {
+		perror("vdso.pcs");
+		return 1;
+	}
 	printf("%ld pcs\n", n);
 	return 0;
 }

@@ -3,7 +3,8 @@
 # write: a pcsample file saved by profil_pcsample_save and the mon.out
 # monitor writes, each with the work in the proportion it was done
 # (spin_three 3 : spin_one 1); both together add up; a file cut short
-# or corrupt gets one line naming it and a non-zero status.
+# or corrupt gets one line naming it and a non-zero status.  Samples in
+# the vDSO (vdso.pcs) are reported under [vdso], no file looked for.
 set -u
 B=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,6 +33,11 @@ n2=$(awk '/^samples taken/ { print $3 }' mon.out.txt)
 "$profil" report work.pcs mon.out > both.txt || no "report of both"
 awk -v n=$((n1 + n2)) '/^samples taken/ { if ($3 != n) exit 1; ok = 1 } END { exit !ok }' both.txt \
 	|| no "both files do not add up to $n1 + $n2"
+
+"$profil" report --format csv vdso.pcs > vdso.csv 2> vdso.err || { cat vdso.err; no "report vdso.pcs: status $?"; }
+vdso=$(awk -F, 'NR > 1 && $5 == "[vdso]" { s += $1 } END { printf "%.0f\n", s + 0 }' vdso.csv)
+echo "vdso.pcs: [vdso] $vdso%"
+[ "$vdso" -ge 30 ] || { cat vdso.csv; no "vdso.pcs: [vdso] $vdso%, expected most of the time"; }
 
 # Cut short, or with the footer's histogram size changed: one line, status 1.
 head -c 100 work.pcs > short.pcs
