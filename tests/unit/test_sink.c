@@ -621,7 +621,7 @@ static void *counting(void *p)
 	return NULL;
 }
 
-static uint64_t sum16(const uint16_t *c, int n)
+static uint64_t sum32(const uint32_t *c, int n)
 {
 	uint64_t s = 0;
 	for (int i = 0; i < n; i++)
@@ -747,16 +747,18 @@ static void test_replace_under_fire(void **state)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int nthreads = cpus < 2 ? 2 : cpus > FIRE_MAX_THREADS ? FIRE_MAX_THREADS : (int)cpus;
 	atomic_store(&stop, 0);
-	uint16_t *current = calloc(FIRE_N, sizeof *current);
+	/* 32-bit counters: under load the main thread can be off the CPU
+	   long enough for the counting threads to fill 16-bit ones. */
+	uint32_t *current = calloc(FIRE_N, sizeof *current);
 	assert_non_null(current);
-	sinks_replace(one_region(current, FIRE_BASE, FIRE_N, 0x10000, 2));
+	sinks_replace(one_region(current, FIRE_BASE, FIRE_N, 0x10000, 4));
 	for (int i = 0; i < nthreads; i++) {
 		threads[i] = (struct counter_thread){ .seed = 0x9e3779b97f4a7c15u * (i + 1) };
 		assert_int_equal(pthread_create(&threads[i].thread, NULL, counting, &threads[i]), 0);
 	}
 	int stale_writes = 0, rounds_with_samples = 0;
 	uint64_t in_buffers = 0;
-	uint16_t snapshot[FIRE_N];
+	uint32_t snapshot[FIRE_N];
 	/*
 	 * On a loaded machine the counting threads may not run for many
 	 * rounds: go on past FIRE_ROUNDS until 100 replaced buffers have had
@@ -770,9 +772,9 @@ static void test_replace_under_fire(void **state)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if (now.tv_sec - start.tv_sec > 60)
 			break;
-		uint16_t *next = calloc(FIRE_N, sizeof *next), *old = current;
+		uint32_t *next = calloc(FIRE_N, sizeof *next), *old = current;
 		assert_non_null(next);
-		sinks_replace(one_region(next, FIRE_BASE, FIRE_N, 0x10000, 2));
+		sinks_replace(one_region(next, FIRE_BASE, FIRE_N, 0x10000, 4));
 		current = next;
 		/* The old buffer is the caller's again: nothing may write it. */
 		memcpy(snapshot, old, sizeof snapshot);
@@ -782,7 +784,7 @@ static void test_replace_under_fire(void **state)
 			clock_gettime(CLOCK_MONOTONIC, &t);
 		while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec < 20000);
 		stale_writes += memcmp(snapshot, old, sizeof snapshot) != 0;
-		uint64_t s = sum16(old, FIRE_N);
+		uint64_t s = sum32(old, FIRE_N);
 		in_buffers += s;
 		rounds_with_samples += s != 0;
 		free(old);
@@ -796,7 +798,7 @@ static void test_replace_under_fire(void **state)
 		outside += threads[i].outside;
 	}
 	sinks_replace(NULL);
-	in_buffers += sum16(current, FIRE_N);
+	in_buffers += sum32(current, FIRE_N);
 	free(current);
 
 	assert_int_equal(stale_writes, 0);
