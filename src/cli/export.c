@@ -417,10 +417,13 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "object", required_argument, NULL, 'O' },
 		{ "exe", required_argument, NULL, 'e' },
+		{ "tid", required_argument, NULL, 'I' },
+		{ "comm", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0, 0, 0, 0 },
 	};
 	const char *format = NULL, *out = NULL, *object = NULL, *exe = NULL;
+	struct thread_filter filter = { NULL, 0, NULL };
 	int c;
 	opterr = 0;
 	optind = 0;	/* all of getopt's state afresh */
@@ -436,31 +439,40 @@ int cmd_export(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'O': object = optarg; break;
 		case 'e': exe = optarg; break;
+		case 'C': filter.comm = optarg; break;
+		case 'I':
+			if (thread_filter_tids(&filter, optarg) != 0)
+				return 2;
+			break;
 		case 'h':
 			puts("usage: profil export --format pprof|gmon -o OUT [--object NAME] [--exe PROGRAM] "
-			     "[FILE...]");
+			     "[--tid TID[,TID...]] [--comm NAME] [FILE...]");
+			free((void *)filter.tids);
 			return 0;
 		default:
 			if (optopt)
 				error_line("export: unknown option or missing value: '-%c'", optopt);
 			else
 				error_line("export: unknown option '%s'", argv[optind - 1]);
+			free((void *)filter.tids);
 			return 2;
 		}
 	}
-	if (!format) {
-		error_line("export: no --format given (pprof or gmon)");
-		return 2;
-	}
-	if (!out) {
-		error_line("export: no -o OUT given");
+	if (!format || !out) {
+		error_line(!format ? "export: no --format given (pprof or gmon)"
+				   : "export: no -o OUT given");
+		free((void *)filter.tids);
 		return 2;
 	}
 	char **files = input_files(argc - optind, argv + optind);
-	if (!files)
+	if (!files) {
+		free((void *)filter.tids);
 		return 1;
+	}
 	struct model m = { 0 };
 	m.exe = exe;
+	if (filter.ntids || filter.comm)
+		m.filter = &filter;	/* the samples of those threads only */
 	int status = 0;
 	for (char **f = files; *f && !status; f++)
 		if (model_add_file(&m, *f) != 0)
@@ -491,5 +503,6 @@ int cmd_export(int argc, char **argv)
 		symbols_close(syms[i]);
 	free(syms);
 	model_free(&m);
+	free((void *)filter.tids);
 	return status;
 }

@@ -143,6 +143,10 @@ void model_add_threads(struct model *m, const struct profile *p, const size_t *o
 void model_thread_whole(struct model *m, int32_t pid, const char *program, uint64_t samples,
 			uint64_t system);
 
+/* --tid TID[,TID...] into f (its tids allocated; the caller frees them):
+   0, or -1 after one line saying what is wrong. */
+int thread_filter_tids(struct thread_filter *f, const char *arg);
+
 /* Does the filter keep that thread? */
 int thread_kept(const struct thread_filter *f, int32_t tid, const char *comm);
 

@@ -315,33 +315,6 @@ static void print_threads(struct model *m, const struct options *opt)
 		printf("]}\n");
 }
 
-/* --tid TID[,TID...]: the list, or -1 after one line saying what is wrong. */
-static int parse_tids(const char *arg, struct thread_filter *f)
-{
-	int32_t *tids = NULL;
-	size_t n = 0;
-	const char *p = arg;
-	for (;;) {
-		char *end;
-		errno = 0;
-		long v = strtol(p, &end, 10);
-		if (end == p || errno || v <= 0 || v > INT32_MAX || (*end && *end != ',')) {
-			error_line("--tid '%s': not a list of thread ids (TID[,TID...])", arg);
-			free(tids);
-			return -1;
-		}
-		tids = xrealloc(tids, (n + 1) * sizeof *tids);
-		tids[n++] = (int32_t)v;
-		if (!*end)
-			break;
-		p = end + 1;
-	}
-	free((void *)f->tids);
-	f->tids = tids;
-	f->ntids = n;
-	return 0;
-}
-
 /* --annotate: the function's disassembly, with the samples of each instruction. */
 static int annotate(const struct model *m, struct symbols **syms, const char *want)
 {
@@ -404,7 +377,7 @@ int cmd_report(int argc, char **argv)
 		case 'T': opt.threads = 1; break;
 		case 'C': filter.comm = optarg; break;
 		case 'I':
-			if (parse_tids(optarg, &filter) != 0)
+			if (thread_filter_tids(&filter, optarg) != 0)
 				return 2;
 			break;
 		case 'l': opt.by = BY_LINE; break;

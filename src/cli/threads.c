@@ -8,7 +8,9 @@
  * of the bin formula as the process's, at the same addresses.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fnmatch.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +31,33 @@ int thread_kept(const struct thread_filter *f, int32_t tid, const char *comm)
 			return 0;
 	}
 	return !f->comm || fnmatch(f->comm, comm, 0) == 0;
+}
+
+/* --tid TID[,TID...]: the list, or -1 after one line saying what is wrong. */
+int thread_filter_tids(struct thread_filter *f, const char *arg)
+{
+	int32_t *tids = NULL;
+	size_t n = 0;
+	const char *p = arg;
+	for (;;) {
+		char *end;
+		errno = 0;
+		long v = strtol(p, &end, 10);
+		if (end == p || errno || v <= 0 || v > INT32_MAX || (*end && *end != ',')) {
+			error_line("--tid '%s': not a list of thread ids (TID[,TID...])", arg);
+			free(tids);
+			return -1;
+		}
+		tids = xrealloc(tids, (n + 1) * sizeof *tids);
+		tids[n++] = (int32_t)v;
+		if (!*end)
+			break;
+		p = end + 1;
+	}
+	free((void *)f->tids);
+	f->tids = tids;
+	f->ntids = n;
+	return 0;
 }
 
 static struct thread *new_thread(struct model *m, int32_t pid, int32_t tid, const char *comm,

@@ -87,6 +87,7 @@ expect "bad threshold" "--threshold 'lots'" "$profil" report --threshold lots go
 expect "bad format" "--format 'xml'" "$profil" report --format xml good.prof
 expect "bad --tid" "--tid '12,x'" "$profil" report --tid 12,x good.prof
 expect "--tid 0" "--tid '0'" "$profil" report --tid 0 good.prof
+expect "export --tid" "--tid 'x'" "$profil" export --format pprof -o x.pb.gz --tid x good.prof
 expect "bad run --threads" "--threads 'many'" prun --threads many ./spin 1
 expect "unknown command" "unknown command 'frob'" "$profil" frob
 expect "annotate unknown function" "--annotate 'no_such_fn'" "$profil" report --annotate no_such_fn good.prof

@@ -83,6 +83,16 @@ for be in $backends; do
 	grep -q "of the threads kept" "$be.ann" || no "$be: --annotate does not say it is of the threads kept"
 done
 
+# export of one thread: gmon.out for gprof holds its samples alone.
+be=${backends##* }
+"$profil" export --format gmon --tid "$(col "$be.csv" large tid)" -o large.gmon "$be.prof" \
+	|| no "export --tid"
+"$profil" report --exe ./threads --format csv large.gmon > large.gmon.csv || no "report of large.gmon"
+mine=$(awk -F, -v c=4 'NR > 1 && $5 == "spin_large" { print $4 }' "$be.large.csv")
+[ "$(awk -F, 'NR > 1 && $5 == "spin_large" { print $4 }' large.gmon.csv)" = "$mine" ] \
+	|| no "export --tid: spin_large has $(awk -F, 'NR > 1 && $5 == "spin_large" { print $4 }' large.gmon.csv) samples, the thread $mine"
+! grep -q "spin_small\|spin_medium\|spin_main" large.gmon.csv || no "export --tid: other threads' functions"
+
 # A pool of 40 threads, a table of 4: the rest are "other threads", and
 # it all still adds up.
 prun --threads 4 -o pool.prof ./threads pool.cpu 10 40 2>/dev/null || no "pool: status $?"
@@ -95,7 +105,6 @@ cat pool.csv
 [ "$(col pool.csv '[other threads]' samples)" -gt 0 ] 2>/dev/null || no "pool: no other threads"
 
 # merge: a file merged with itself has each thread twice over.
-be=${backends##* }
 "$profil" merge -o twice.prof "$be.prof" "$be.prof" || no "merge"
 "$profil" report --threads --format csv twice.prof > twice.csv || no "report of the merged file"
 for t in small medium large threads; do
