@@ -145,6 +145,15 @@ for (const t of spec.pages) {
 	v = await visible(page);
 	check(sorted(v, 'samples', -1) && v[0].name === rows[0].function, `${base(t.html)}: sorted by samples again`);
 
+	// The keyboard: Home selects the first row, the down arrow the next.
+	await page.focus('#fnlist');
+	await page.keyboard.press('Home');
+	await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n, rows[0].function);
+	await page.keyboard.press('ArrowDown');
+	const second = await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n, rows[1].function)
+		.then(() => true, () => false);
+	check(second, `${base(t.html)}: Home, then the down arrow, shows ${rows[1].function}`);
+
 	// Another process: its table is that file's report.
 	if (t.process) {
 		const opts = await page.$$eval('#proc option', (os) => os.map((o) => o.textContent));

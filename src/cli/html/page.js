@@ -84,7 +84,12 @@
 		return {
 			reset(k) { n = k; space.style.height = n * ROW + 'px'; box.scrollTop = 0; paint(true); },
 			paint,
-			scrollTo(i) { box.scrollTop = Math.max(0, i * ROW - box.clientHeight / 3); paint(true); },
+			scrollTo(i) {	/* only if row i is not in view already */
+				const top = i * ROW;
+				if (top < box.scrollTop || top + ROW > box.scrollTop + box.clientHeight)
+					box.scrollTop = Math.max(0, top - box.clientHeight / 3);
+				paint(true);
+			},
 		};
 	}
 
@@ -344,6 +349,7 @@
 				r.dataset.fn = fi;
 				r.tabIndex = 0;
 				r.addEventListener('click', () => select(fi, true));
+				r.addEventListener('keydown', (e) => { if (e.key === 'Enter') select(fi, true); });
 			}
 			return r;
 		};
@@ -404,6 +410,18 @@
 		$('fnlist').addEventListener('click', (e) => {
 			const r = e.target.closest('.r');
 			if (r && r.dataset.fn !== undefined) select(+r.dataset.fn, false);
+		});
+		/* The keyboard: arrows, Home and End move the selection. */
+		$('fnlist').addEventListener('keydown', (e) => {
+			if (!order.length) return;
+			let k = order.indexOf(state.fn);
+			if (e.key === 'ArrowDown') k = Math.min(order.length - 1, k + 1);
+			else if (e.key === 'ArrowUp') k = Math.max(0, k - 1);
+			else if (e.key === 'Home') k = 0;
+			else if (e.key === 'End') k = order.length - 1;
+			else return;
+			e.preventDefault();
+			select(order[k], true);
 		});
 		let pending = 0;
 		$('filter').addEventListener('input', () => {
