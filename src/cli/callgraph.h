@@ -98,11 +98,11 @@ void callgraph_free(struct callgraph *g);
    is in one, else itself.  The denominator of an edge's count is its calls. */
 const struct cg_node *callgraph_sharer(const struct callgraph *g, size_t callee);
 
-/* Print the graph as gprof -q does, one entry per node in index order
-   (cgprint.c). */
-void callgraph_print(const struct callgraph *g);
+/* Print the graph as gprof -q does, one entry per node in index order,
+   leaving out nodes below threshold percent of the time (cgprint.c). */
+void callgraph_print(const struct callgraph *g, double threshold);
 
 /* The same as one JSON object (cgprint.c; profil(1) lists the fields). */
-void callgraph_json(const struct callgraph *g);
+void callgraph_json(const struct callgraph *g, double threshold);
 
 #endif

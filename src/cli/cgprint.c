@@ -50,12 +50,18 @@ static void calls(uint64_t calls, uint64_t self_calls)
 		printf(" %7" PRIu64 " %7s ", calls, "");
 }
 
-static void entry(const struct callgraph *g, const struct cg_node *n, double total)
+/* The share of all self time in n and its descendants. */
+static double percent(const struct callgraph *g, const struct cg_node *n)
+{
+	return 100.0 * (n->self + n->children) / (g->total > 0 ? g->total : 1.0);
+}
+
+static void entry(const struct callgraph *g, const struct cg_node *n)
 {
 	char index[32];
 	snprintf(index, sizeof index, "[%u]", n->index);
 	if (n->is_cycle) {
-		printf("%-6s %5.1f %7.2f %7.2f", index, 100.0 * (n->self + n->children) / total,
+		printf("%-6s %5.1f %7.2f %7.2f", index, percent(g, n),
 		       n->self, n->children);
 		calls(n->calls, n->self_calls);
 		name(n);
@@ -72,7 +78,7 @@ static void entry(const struct callgraph *g, const struct cg_node *n, double tot
 		printf("%6s %5s %7s %7s %7s %7s     <spontaneous>\n", "", "", "", "", "", "");
 	for (size_t k = 0; k < n->ncallers; k++)
 		edge_line(g, &g->edges[n->callers[k]], 1);
-	printf("%-6s %5.1f %7.2f %7.2f", index, 100.0 * (n->self + n->children) / total,
+	printf("%-6s %5.1f %7.2f %7.2f", index, percent(g, n),
 	       n->self, n->children);
 	calls(n->calls, n->self_calls);
 	name(n);
@@ -80,9 +86,8 @@ static void entry(const struct callgraph *g, const struct cg_node *n, double tot
 		edge_line(g, &g->edges[n->callees[k]], 0);
 }
 
-void callgraph_print(const struct callgraph *g)
+void callgraph_print(const struct callgraph *g, double threshold)
 {
-	double total = g->total > 0 ? g->total : 1.0;
 	printf("Call graph: %zu function%s, %zu cycle%s, %.2f seconds of self time\n",
 	       g->nfunctions, g->nfunctions == 1 ? "" : "s", g->ncycles,
 	       g->ncycles == 1 ? "" : "s", g->total);
@@ -91,7 +96,9 @@ void callgraph_print(const struct callgraph *g)
 	putchar('\n');
 	printf("index %% time    self  children    called     name\n");
 	for (size_t i = 0; i < g->nnodes; i++) {
-		entry(g, &g->nodes[g->order[i]], total);
+		if (percent(g, &g->nodes[g->order[i]]) < threshold)
+			continue;
+		entry(g, &g->nodes[g->order[i]]);
 		printf("-----------------------------------------------\n");
 	}
 }
@@ -115,13 +122,16 @@ static void json_edges(const struct callgraph *g, const size_t *edges, size_t n,
 	putchar(']');
 }
 
-void callgraph_json(const struct callgraph *g)
+void callgraph_json(const struct callgraph *g, double threshold)
 {
-	double total = g->total > 0 ? g->total : 1.0;
 	printf("{\"self_seconds\":%.6f,\"nodes\":[", g->total);
+	int first = 1;
 	for (size_t i = 0; i < g->nnodes; i++) {
 		const struct cg_node *n = &g->nodes[g->order[i]];
-		printf("%s{\"index\":%u,\"name\":", i ? "," : "", n->index);
+		if (percent(g, n) < threshold)
+			continue;
+		printf("%s{\"index\":%u,\"name\":", first ? "" : ",", n->index);
+		first = 0;
 		json_string(stdout, n->name, 0);
 		printf(",\"object\":");
 		if (n->object)
@@ -135,7 +145,7 @@ void callgraph_json(const struct callgraph *g)
 			printf("null");
 		printf(",\"is_cycle\":%s,\"percent\":%.4f,\"self_seconds\":%.6f"
 		       ",\"children_seconds\":%.6f,\"calls\":%" PRIu64 ",\"self_calls\":%" PRIu64,
-		       n->is_cycle ? "true" : "false", 100.0 * (n->self + n->children) / total,
+		       n->is_cycle ? "true" : "false", percent(g, n),
 		       n->self, n->children, n->calls, n->self_calls);
 		if (n->is_cycle) {
 			printf(",\"members\":[");

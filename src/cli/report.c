@@ -473,9 +473,9 @@ int cmd_report(int argc, char **argv)
 		struct callgraph g;
 		callgraph_build(&g, &m, syms);
 		if (opt.fmt == FMT_JSON)
-			callgraph_json(&g);
+			callgraph_json(&g, opt.threshold);
 		else
-			callgraph_print(&g);
+			callgraph_print(&g, opt.threshold);
 		callgraph_free(&g);
 	} else if (!status) {
 		struct rows r = { 0 };

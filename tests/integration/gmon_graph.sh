@@ -117,6 +117,10 @@ node -e '
 	}' < cg.json | sort > j.rec || fail "--callgraph --format json is not JSON"
 grep -E " (called|count) " o.rec | grep -v " callee " | sort > oc.rec
 cmp -s oc.rec j.rec || { diff oc.rec j.rec | head; fail "--format json and the text differ"; }
+# --threshold leaves out the entries below it.
+"$profil" report --callgraph --threshold 10 "$f" > t.txt || fail "--callgraph --threshold 10"
+grep -q '^\[1\] .* burn \[1\]$' t.txt || fail "--threshold 10 left out burn (100%)"
+grep -q '^\[[0-9]*\] .* leaf \[' t.txt && fail "--threshold 10 kept other_side (0%)"
 
 # The flat profile: calls equal to gprof -p's, self and total ms/call
 # within the rounding of its last digit (in the unit gprof chose).
