@@ -194,9 +194,21 @@ fuzz: deps
 	$(MAKE) fuzz-targets B=build/fuzz CC=clang FUZZ=1 CFLAGS="-O1 -g"
 	@sh tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS)
 
+# What the stress tests use: a library to dlopen, and a checker of the
+# profile files they leave under profil run.
+STRESS_AUX := $(B)/tests/stress/libdlwork.so $(B)/tests/stress/profcheck
+
+$(B)/tests/stress/libdlwork.so: tests/stress/dlwork.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -fPIC -shared -o $@ $<
+
+$(B)/tests/stress/profcheck: tests/stress/profcheck.c src/format/profile.c src/common/bins.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -o $@ $^
+
 # BACKENDS: which backends each integration program runs under (default
 # every one the machine allows; the sanitizer build runs the default).
-test-run: lib $(PROFIL) $(UNIT_BIN) $(INTEG_BIN) $(EXAMPLE) $(FUZZ_BIN)
+test-run: lib $(PROFIL) $(UNIT_BIN) $(INTEG_BIN) $(EXAMPLE) $(FUZZ_BIN) $(STRESS_AUX)
 	@PROFIL_BACKENDS="$(BACKENDS)" sh tests/run.sh $(B)
 
 check: deps

@@ -18,7 +18,8 @@
  *
  * dlopen and dlclose are interposed: a library gets its histogram as it
  * is opened, and before it is closed its histogram leaves the sink set
- * but stays in the file, under the library's name.  A fork child starts
+ * but stays in the file, under the library's name (and counts on if the
+ * library is opened again at the same address).  A fork child starts
  * a file of its own; an exec closes the file, and the new program, which
  * inherits PROFIL_RUN, starts another.
  *
@@ -463,7 +464,7 @@ static void publish_segments(void)
 
 /* ---- Objects. ---- */
 
-static void build_id(const struct dl_phdr_info *info, struct profile_segment *head)
+static void build_id(const struct dl_phdr_info *info, uint8_t id[64], uint32_t *len)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -479,9 +480,9 @@ static void build_id(const struct dl_phdr_info *info, struct profile_segment *he
 				break;
 			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4
 			    && memcmp(name, "GNU", 4) == 0
-			    && n->n_descsz <= sizeof head->build_id) {
-				memcpy(head->build_id, desc, n->n_descsz);
-				head->build_id_len = n->n_descsz;
+			    && n->n_descsz <= 64) {
+				memcpy(id, desc, n->n_descsz);
+				*len = n->n_descsz;
 				return;
 			}
 			p = desc + ((n->n_descsz + 3) & ~3u);
@@ -500,13 +501,43 @@ static int known(uint64_t start, uint64_t length)
 	return 0;
 }
 
+/*
+ * A segment of an object closed earlier that is now mapped again at the
+ * same place (the same library opened again): it counts on, flagged
+ * mapped again, instead of one more segment per dlopen, which a
+ * program that opens and closes a plugin in a loop would pile up in
+ * the file and in memory without end.
+ */
+static struct seg *reopened(uint64_t start, uint64_t bias, const ElfW(Phdr) *ph,
+			    const char *path, const uint8_t *id, uint32_t idlen)
+{
+	for (size_t i = 0; i < nsegs; i++) {
+		const struct profile_segment *h = segs[i].head;
+		if (segs[i].unmapped && h->start == start && h->bias == bias
+		    && h->vaddr == ph->p_vaddr && h->length == ph->p_memsz
+		    && h->file_offset == ph->p_offset && h->build_id_len == idlen
+		    && memcmp(h->build_id, id, idlen) == 0
+		    && strncmp(h->path, path, sizeof h->path - 1) == 0)
+			return &segs[i];
+	}
+	return NULL;
+}
+
+/* data, if not NULL, is an int set to 1 when a segment is mapped again. */
 static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
-	(void)data;
 	const char *name = info->dlpi_name;
 	char path[PATH_MAX];
 	int flags = 0;
+	int fresh = 0;	/* listed again after each dlopen: skip realpath if known */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		fresh |= ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz
+			 && !known(info->dlpi_addr + ph->p_vaddr, ph->p_memsz);
+	}
+	if (!fresh)
+		return 0;
 	if (name == NULL || name[0] == '\0') {	/* the program */
 		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
 		path[n > 0 ? n : 0] = '\0';
@@ -524,6 +555,19 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 		uint64_t start = info->dlpi_addr + ph->p_vaddr;
 		if (known(start, ph->p_memsz))
 			continue;
+		uint8_t id[64];
+		uint32_t idlen = 0;
+		build_id(info, id, &idlen);
+		struct seg *again = reopened(start, info->dlpi_addr, ph, path, id, idlen);
+		if (again) {
+			again->unmapped = 0;
+			again->head->flags &= ~PROFILE_SEG_UNMAPPED;
+			if (again->sys)
+				again->sys->flags &= ~PROFILE_SEG_UNMAPPED;
+			if (data)
+				*(int *)data = 1;
+			continue;
+		}
 		uint64_t n = bins_count_for_range(start, start + ph->p_memsz, BINS_SCALE_ONE);
 		struct profile_segment *head = append(n);
 		if (!head)
@@ -535,7 +579,8 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 		head->file_offset = ph->p_offset;
 		head->flags = flags;
 		copy(head->path, sizeof head->path, path);
-		build_id(info, head);
+		memcpy(head->build_id, id, idlen);
+		head->build_id_len = idlen;
 		add_system();
 	}
 	return 0;
@@ -610,7 +655,7 @@ static int install_sinks(void)
 static void rescan(void)
 {
 	size_t before = nsegs;
-	int gone = 0;
+	int changed = 0;
 	for (size_t i = 0; i < nsegs; i++) {
 		if (segs[i].unmapped)
 			continue;
@@ -621,15 +666,15 @@ static void rescan(void)
 			segs[i].head->flags |= PROFILE_SEG_UNMAPPED;
 			if (segs[i].sys)
 				segs[i].sys->flags |= PROFILE_SEG_UNMAPPED;
-			gone = 1;
+			changed = 1;
 		}
 	}
 	if (file_open() == 0) {
-		dl_iterate_phdr(add_object, NULL);
+		dl_iterate_phdr(add_object, &changed);
 		file_close();
 	}
 	publish_segments();
-	if (nsegs != before || gone)
+	if (nsegs != before || changed)
 		install_sinks();
 }
 

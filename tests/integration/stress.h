@@ -1,0 +1,251 @@
+/*
+ * stress.h - what the stress tests share (issue 6, item 2).
+ *
+ * Each stress test hammers one part of the runtime (threads, fork and
+ * exec, dlopen, signals, odd ways of running code) while sampling at the
+ * highest rate its backend reaches, and checks that nothing leaked: the
+ * process's descriptors, POSIX timers and threads are as before, memory
+ * stops growing once warmed up, and the statistics add up.
+ *
+ * Sizes: the issue's full sizes in the plain build; a tenth under the
+ * sanitizers (ASan, TSan), whose every thread, fork and dlopen costs
+ * ten to a hundred times more.  STRESS_SIZE() says which.
+ *
+ * A stress program given the argument "run" is being profiled by
+ * profil run (preload mode): it must not call profil() itself, and the
+ * profile files are checked from outside (stress_run.sh).
+ */
+#ifndef PROFIL_TEST_STRESS_H
+#define PROFIL_TEST_STRESS_H
+
+#include "check.h"
+
+#include <dirent.h>
+#include <malloc.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define STRESS_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STRESS_SANITIZED 1
+#endif
+#ifdef STRESS_SANITIZED
+#define STRESS_SIZE(full) ((full) / 10)
+#else
+#define STRESS_SIZE(full) (full)
+#endif
+
+/* The highest rate each backend reaches: perf 20 kHz (the kernel's
+   perf_event_max_sample_rate allows more, but its timer does not keep
+   up); the timer backend as fast as it is allowed to go (the kernel's
+   tick limits the signals; their overrun carries the rest). */
+static inline unsigned stress_hz(void)
+{
+	return backend_expected() == PROFIL_BACKEND_PERF ? 20000 : PROFIL_HZ_MAX;
+}
+
+/* Entries of a /proc directory, without . and .. */
+static inline int stress_dir_entries(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The value of a "Name:\t123 kB" line of /proc/self/status. */
+static inline long stress_status(const char *name)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	long v = -1;
+	size_t len = strlen(name);
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, name, len) == 0 && line[len] == ':') {
+			v = atol(line + len + 1);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static inline int stress_timers(void)
+{
+	FILE *f = fopen("/proc/self/timers", "r");
+	if (!f)
+		return -1;
+	char line[256];
+	int n = 0;
+	while (fgets(line, sizeof line, f))
+		n += strncmp(line, "ID:", 3) == 0;
+	fclose(f);
+	return n;
+}
+
+/*
+ * Threads of the process: the program's (*mine) and libprofil's own
+ * (*helpers, named profil-*, such as the perf backend's drain thread).
+ */
+static inline void stress_threads_now(int *mine, int *helpers)
+{
+	*mine = *helpers = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		char path[300], comm[32] = "";
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f) {
+			if (!fgets(comm, sizeof comm, f))
+				comm[0] = '\0';
+			fclose(f);
+		}
+		if (strncmp(comm, "profil-", 7) == 0)
+			++*helpers;
+		else
+			++*mine;
+	}
+	if (d)
+		closedir(d);
+}
+
+struct stress_usage {
+	int fds;	/* open descriptors (the one reading them left out) */
+	int timers;	/* POSIX timers */
+	int tasks;	/* the program's threads */
+	int helpers;	/* libprofil's threads */
+	long rss_kb, vm_kb;
+};
+
+/*
+ * Threads that end on their own (detached, raw clones) leave
+ * /proc/self/task a little after their last instruction: wait up to a
+ * second for the program's threads to come down to want.
+ */
+static inline struct stress_usage stress_usage_now_settled(int want)
+{
+	struct stress_usage u;
+	for (int i = 0; i < 1000; i++) {
+		stress_threads_now(&u.tasks, &u.helpers);
+		if (u.tasks <= want)
+			break;
+		usleep(1000);
+	}
+	u.fds = stress_dir_entries("/proc/self/fd") - 1;
+	u.timers = stress_timers();
+	u.rss_kb = stress_status("VmRSS");
+	u.vm_kb = stress_status("VmSize");
+	return u;
+}
+
+/* Now, with the program's threads down to the main one. */
+static inline struct stress_usage stress_usage_now(void)
+{
+	return stress_usage_now_settled(1);
+}
+
+/*
+ * Nothing leaked between before and after (taken in the same state of
+ * profiling): descriptors, timers and threads are as they were, and
+ * memory grew by less than rss_kb / vm_kb.  Under AddressSanitizer the
+ * quarantine holds freed memory on purpose; LeakSanitizer checks it at
+ * exit instead.
+ */
+static inline void stress_check_usage(const char *what, struct stress_usage before,
+				      struct stress_usage after, long rss_kb, long vm_kb)
+{
+	printf("%s: fds %d -> %d, timers %d -> %d, threads %d+%d -> %d+%d, "
+	       "RSS %ld -> %ld kB, VmSize %ld -> %ld kB\n", what,
+	       before.fds, after.fds, before.timers, after.timers, before.tasks,
+	       before.helpers, after.tasks, after.helpers, before.rss_kb, after.rss_kb,
+	       before.vm_kb, after.vm_kb);
+	CHECK(after.fds == before.fds, "%s: %d descriptors, %d before", what,
+	      after.fds, before.fds);
+	CHECK(after.timers == before.timers, "%s: %d timers, %d before", what,
+	      after.timers, before.timers);
+	CHECK(after.tasks == before.tasks, "%s: %d threads, %d before", what,
+	      after.tasks, before.tasks);
+	CHECK(after.helpers == before.helpers, "%s: %d threads of libprofil's, %d before",
+	      what, after.helpers, before.helpers);
+#ifndef STRESS_SANITIZED
+	CHECK(after.rss_kb - before.rss_kb < rss_kb, "%s: RSS grew by %ld kB", what,
+	      after.rss_kb - before.rss_kb);
+	CHECK(after.vm_kb - before.vm_kb < vm_kb, "%s: VmSize grew by %ld kB", what,
+	      after.vm_kb - before.vm_kb);
+#else
+	(void)rss_kb;
+	(void)vm_kb;
+#endif
+}
+
+/*
+ * glibc gives each new thread that allocates an arena of 64 MB of
+ * address space, up to eight per core: VmSize would measure how many
+ * threads ever ran at once, not what leaked.  Two arenas make it
+ * measure the leak.
+ */
+static inline void stress_few_arenas(void)
+{
+	mallopt(M_ARENA_MAX, 2);
+}
+
+/* Is this run under profil run (argument "run")? */
+static inline int stress_preloaded(int argc, char **argv)
+{
+	return argc > 1 && strcmp(argv[1], "run") == 0;
+}
+
+/*
+ * Start sampling the whole text at the highest rate, or, under profil
+ * run, leave the preload mode's profile running.  Returns the histogram
+ * (its buf NULL under profil run).
+ */
+static inline struct histogram stress_start(int preloaded)
+{
+	struct histogram h = { 0 };
+	stress_few_arenas();
+	if (preloaded)
+		return h;
+	CHECK(profil_set_hz(stress_hz()) == 0, "profil_set_hz: %s", strerror(errno));
+	h = histogram_of_text();
+	profil_reset_stats();
+	CHECK(histogram_start(&h) == 0, "profil: %s", strerror(errno));
+	return h;
+}
+
+/*
+ * The statistics add up, the counters hold what was counted, samples
+ * were taken at all, and every thread could be sampled.
+ */
+static inline void stress_check_stats(const struct histogram *h)
+{
+	struct profil_stats st = stats_now();
+	printf("taken %llu = counted %llu + outside %llu + saturated %llu + lost %llu; "
+	       "%u threads, %u unsampled, %u fell back; backend %d at %u Hz\n",
+	       (unsigned long long)st.taken, (unsigned long long)st.counted,
+	       (unsigned long long)st.outside, (unsigned long long)st.saturated,
+	       (unsigned long long)st.lost, st.threads, st.threads_unsampled,
+	       st.threads_fallback, st.backend, st.hz);
+	check_stats_add_up(&st);
+	CHECK(st.backend == backend_expected(), "backend %d, expected %d", st.backend,
+	      backend_expected());
+	CHECK(st.counted > 0, "nothing counted");
+	CHECK(st.threads_unsampled == 0, "%u threads unsampled", st.threads_unsampled);
+	if (h->buf && !st.active)
+		CHECK(histogram_total(h) == st.counted,
+		      "counters hold %llu, counted %llu",
+		      (unsigned long long)histogram_total(h), (unsigned long long)st.counted);
+}
+
+#endif

@@ -1,0 +1,56 @@
+#!/bin/sh
+# stress_run.sh BUILD - the stress programs of the preload mode under
+# profil run, at the highest rate of each backend: 10 000 dlopen/dlclose.
+# Each exits 0 (its own checks of descriptors, timers, threads and
+# memory pass), every process leaves one complete profile file whose
+# statistics add up and whose counters hold what it says it counted
+# (profcheck), and dlopen in a loop does not pile up segments.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/cli/lib.sh"
+check="$B/tests/stress/profcheck"
+export PROFIL_TEST_BUILD="$B"
+
+backends="perf timer"
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+[ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ] || backends=timer
+# The sanitizer build runs the default backend only (as tests/run.sh).
+[ -n "$asan_pre" ] && backends=auto
+
+# stress BACKEND PROGRAM: run it in a directory of its own; its output
+# in $tmp/PROGRAM.BACKEND.out, its files listed in .profil-last there.
+stress() {
+	d="$tmp/$2.$1"
+	mkdir -p "$d"
+	hz=20000
+	[ "$1" = timer ] && hz=100000
+	start=$(date +%s)
+	# prun, under a timeout: a deadlock fails the test, never hangs it.
+	(cd "$d" && PROFIL_BACKEND="$1" timeout 300 env \
+		${asan_pre:+LD_PRELOAD=$asan_pre ASAN_OPTIONS=detect_leaks=0} \
+		"$profil" run -F $hz -- "$B/tests/integration/$2" run > "$d.out" 2>&1)
+	st=$?
+	[ $st -eq 0 ] || { sed 's/^/    /' "$d.out" | tail -n 20; no "$2 under profil run [$1]: status $st"; }
+	echo "$2 [$1]: $(($(date +%s) - start)) s; $(grep -h "while sampling" "$d.out")"
+	(cd "$d" && xargs "$check" < .profil-last) > "$d.check" \
+		|| { head -n 20 "$d.check"; no "$2 [$1]: profile files"; }
+	tail -n 1 "$d.check"
+}
+
+# files BACKEND PROGRAM N: N profile files.
+files() {
+	n=$(wc -l < "$tmp/$2.$1/.profil-last")
+	[ "$n" -eq "$3" ] || no "$2 [$1]: $n profile files, expected $3"
+}
+
+for be in $backends; do
+	stress "$be" stress_dlopen
+	files "$be" stress_dlopen 1
+	# The program, its libraries, libprofil, the vDSO and libdlwork.so:
+	# with system counts, a dozen segments, not one per dlopen.
+	segs=$(awk '{ print $NF }' "$tmp/stress_dlopen.$be.check")
+	[ "$segs" -le 20 ] || no "stress_dlopen [$be]: $segs segments in the file"
+
+done
+exit $fail
