@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "../../include/profil.h"
@@ -243,6 +244,44 @@ static void arm_thread(pid_t tid)
 }
 
 /*
+ * Threads that have ended through the key's destructor but may still be
+ * listed in /proc/self/task for a moment (the rest of their exit runs
+ * after it): a rescan must not give them a sampler again, which nothing
+ * would take back until a sweep (a descriptor and a timer each, piling
+ * up under thread churn).  A ring of the last tids ended; an entry goes
+ * once a listing no longer shows its tid, or when the tid starts again
+ * as a new pthread.  Touched only under lock.
+ */
+enum { ENDED = 256 };
+static pid_t ended[ENDED];
+static unsigned char ended_seen[ENDED];
+static size_t ended_next;
+
+static void ended_add(pid_t tid)
+{
+	ended[ended_next] = tid;
+	ended_next = (ended_next + 1) % ENDED;
+}
+
+static void ended_forget(pid_t tid)
+{
+	for (size_t i = 0; i < ENDED; i++)
+		if (ended[i] == tid)
+			ended[i] = 0;
+}
+
+/* Is tid a thread that has ended?  Marks it seen in this listing. */
+static int ended_listed(pid_t tid)
+{
+	for (size_t i = 0; i < ENDED; i++)
+		if (ended[i] == tid) {
+			ended_seen[i] = 1;
+			return 1;
+		}
+	return 0;
+}
+
+/*
  * /proc/self/task, open while a session is on: a rescan lists it again
  * with two system calls (lseek, getdents64) instead of an opendir.
  */
@@ -266,17 +305,23 @@ static void arm_listed(int only_new)
 	}
 	char buf[4096] __attribute__((aligned(8)));
 	long n;
+	memset(ended_seen, 0, sizeof ended_seen);
 	while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
 		for (long at = 0; at < n;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + at);
 			at += d->d_reclen;
 			char *end;
 			long tid = strtol(d->d_name, &end, 10);
-			if (*end != '\0' || tid <= 0 || (only_new && find_slot((pid_t)tid)))
+			if (*end != '\0' || tid <= 0 || (only_new && find_slot((pid_t)tid))
+			    || ended_listed((pid_t)tid))
 				continue;
 			arm_thread((pid_t)tid);
 		}
 	}
+	if (n == 0)	/* a whole listing: the tids it lacks are gone */
+		for (size_t i = 0; i < ENDED; i++)
+			if (!ended_seen[i])
+				ended[i] = 0;
 	if (transient >= 0)
 		close(transient);
 }
@@ -517,6 +562,7 @@ void sampler_rescan(void)
 void sampler_thread_begin(void)
 {
 	pthread_mutex_lock(&lock);
+	ended_forget(current_tid());	/* a tid used again */
 	if (backend && owner == getpid() && atomic_load(&active) && !atomic_load(&faulted))
 		arm_thread(current_tid());
 	pthread_mutex_unlock(&lock);
@@ -529,6 +575,7 @@ void sampler_thread_end(void)
 	struct thread_slot *slot = backend ? find_slot(tid) : NULL;
 	if (slot)
 		drop_slot(slot);
+	ended_add(current_tid());
 	pthread_mutex_unlock(&lock);
 	/* Outside the lock: the preload mode's own lock is taken before the
 	   sampler's, never after. */
@@ -579,6 +626,7 @@ static void after_fork_child(void)
 {
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	lock = fresh;
+	memset(ended, 0, sizeof ended);	/* the parent's threads */
 	sinks_after_fork();
 	HOOK(fork_child);
 	if (!backend)

@@ -1,6 +1,7 @@
 #!/bin/sh
 # stress_run.sh BUILD - the stress programs of the preload mode under
-# profil run, at the highest rate of each backend: 10 000 dlopen/dlclose.
+# profil run, at the highest rate of each backend: 10 000 threads
+# and 10 000 dlopen/dlclose.
 # Each exits 0 (its own checks of descriptors, timers, threads and
 # memory pass), every process leaves one complete profile file whose
 # statistics add up and whose counters hold what it says it counted
@@ -45,6 +46,9 @@ files() {
 }
 
 for be in $backends; do
+	stress "$be" stress_threads
+	files "$be" stress_threads 1
+
 	stress "$be" stress_dlopen
 	files "$be" stress_dlopen 1
 	# The program, its libraries, libprofil, the vDSO and libdlwork.so:
