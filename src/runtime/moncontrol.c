@@ -455,6 +455,7 @@ void gmon_before_exec(void)
 
 static _Noreturn void exit_now(int status)
 {
+	sampler_exit_now();
 	write_profile();
 	for (;;)
 		syscall(SYS_exit_group, status);

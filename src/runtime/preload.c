@@ -23,10 +23,11 @@
  * a file of its own; an exec closes the file, and the new program, which
  * inherits PROFIL_RUN, starts another.
  *
- * preload_sampled() runs in signal handlers: it is async-signal-safe and
- * lock-free (atomics, clock_gettime).  preload_thread_end() runs in an
- * ending thread, without a lock (the table is lock-free).  Everything
- * else runs under `lock`, never in a handler.
+ * preload_sampled() runs in signal handlers, and preload_exiting() may
+ * (from _exit): they are async-signal-safe and lock-free (atomics,
+ * clock_gettime).  preload_thread_end() runs in an ending thread,
+ * without a lock (the table is lock-free).  Everything else runs under
+ * `lock`, never in a handler.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -776,12 +777,21 @@ static void preload_thread_end(pid_t tid)
 		threadtab_end(t, tid);
 }
 
+/* _exit: the sampler has stopped counting; the file is whole.
+   Async-signal-safe: the file stays mapped until the process is gone. */
+static void preload_exiting(void)
+{
+	if (header && atomic_load(&on))
+		finish(PROFILE_COMPLETE);
+}
+
 static const struct sampler_hooks hooks = {
 	.sampled = preload_sampled,
 	.thread_end = preload_thread_end,
 	.fork_child = preload_fork_child,
 	.before_exec = preload_before_exec,
 	.exec_failed = preload_exec_failed,
+	.exiting = preload_exiting,
 };
 
 /* ---- Start and end. ---- */

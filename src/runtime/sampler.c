@@ -612,6 +612,17 @@ void sampler_after_exec_failed(void)
 	pthread_mutex_unlock(&lock);
 }
 
+void sampler_exit_now(void)
+{
+	/* In a vfork child the memory is the parent's: touch nothing. */
+	if (owner != getpid())
+		return;
+	atomic_store(&active, 0);
+	atomic_fetch_add(&generation, 1);
+	sinks_quiesce();	/* every sample under way is in the counters */
+	HOOK(exiting);
+}
+
 static void before_fork(void)
 {
 	pthread_mutex_lock(&lock);

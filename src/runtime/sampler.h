@@ -116,6 +116,15 @@ void sampler_thread_end(void);
 void threads_init(void);
 void exec_init(void);
 
+/*
+ * The process ends now (_exit, _Exit): no sample is counted after this
+ * returns, and the preload mode's file is finished.  Unlike an exit,
+ * nothing is joined or unmapped (a signal handler may call _exit):
+ * async-signal-safe and lock-free.  Records a perf ring holds that the
+ * drain thread has not read are neither counted nor taken.
+ */
+void sampler_exit_now(void);
+
 /* Around execve and friends: stop everything, or restart after failure. */
 void sampler_before_exec(void);
 void sampler_after_exec_failed(void);
@@ -135,6 +144,7 @@ struct sampler_hooks {
 	void (*before_exec)(void);
 	void (*exec_failed)(void);
 	void (*thread_end)(pid_t tid);
+	void (*exiting)(void);	/* async-signal-safe: from _exit */
 };
 void sampler_set_preload_hooks(const struct sampler_hooks *hooks);
 

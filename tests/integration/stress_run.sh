@@ -1,7 +1,7 @@
 #!/bin/sh
 # stress_run.sh BUILD - the stress programs of the preload mode under
-# profil run, at the highest rate of each backend: 10 000 threads
-# and 10 000 dlopen/dlclose.
+# profil run, at the highest rate of each backend: 10 000 threads,
+# 1 000 forks (a quarter exec, half _exit) and 10 000 dlopen/dlclose.
 # Each exits 0 (its own checks of descriptors, timers, threads and
 # memory pass), every process leaves one complete profile file whose
 # statistics add up and whose counters hold what it says it counted
@@ -56,5 +56,9 @@ for be in $backends; do
 	segs=$(awk '{ print $NF }' "$tmp/stress_dlopen.$be.check")
 	[ "$segs" -le 20 ] || no "stress_dlopen [$be]: $segs segments in the file"
 
+	# One file per process: the parent, each child, each exec'd image.
+	stress "$be" stress_fork
+	forks=$(awk '/ forks$/ { print $1 }' "$tmp/stress_fork.$be.out")
+	files "$be" stress_fork $((1 + ${forks:-0} + ${forks:-0} / 4))
 done
 exit $fail
