@@ -11,7 +11,7 @@ set -e
 # tests/integration/valgrind.sh.
 PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
 	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
-	golang-go linux-perf chromium libclang-rt-14-dev valgrind"
+	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2"
 
 missing=""
 for p in $PACKAGES; do

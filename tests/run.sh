@@ -33,13 +33,15 @@ for t in "$B"/tests/unit/*; do
 done
 # Each integration program runs once per backend; PROFIL_BACKENDS
 # narrows the list (the sanitizer build runs only the default one).
+# PROFIL_TEST_PRELOAD: a library to preload into each (see test-tsan).
 backends=${PROFIL_BACKENDS:-perf timer}
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 [ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ] || backends=$(echo "$backends" | sed 's/perf//')
 for t in "$B"/tests/integration/*; do
 	[ -x "$t" ] || continue
 	for be in $backends; do
-		run_one "integration/${t##*/}[$be]" env PROFIL_BACKEND="$be" "$t"
+		run_one "integration/${t##*/}[$be]" env PROFIL_BACKEND="$be" \
+			${PROFIL_TEST_PRELOAD:+LD_PRELOAD=$PROFIL_TEST_PRELOAD} "$t"
 	done
 done
 # The fuzz targets replay their checked-in corpus and every input that
@@ -56,8 +58,10 @@ done
 plain_only="valgrind.sh"
 san=
 readelf -d "$B/lib/libprofil.so" 2>/dev/null | grep -q libasan && san=1
+# PROFIL_SCRIPTS=none: only the programs built in B (the ThreadSanitizer
+# pass builds a few of them and none of the command).
 for t in "$root"/tests/integration/*.sh; do
-	[ -f "$t" ] || continue
+	[ -f "$t" ] && [ "${PROFIL_SCRIPTS:-all}" != none ] || continue
 	case " $plain_only " in
 	*" ${t##*/} "*) if [ -n "$san" ]; then
 			echo "not run in this build: integration/${t##*/} (valgrind; the plain build runs it)"

@@ -55,7 +55,14 @@
 static int timer_signal;	/* 0 while closed */
 static unsigned session;	/* generation of the open session */
 static struct itimerspec period;
-static uint64_t period_ns;
+/* Read by the handlers of every thread while set_period may change it:
+   an atomic, read relaxed (any recent value is right). */
+static _Atomic uint64_t period_ns;
+
+static uint64_t period_now(void)
+{
+	return atomic_load_explicit(&period_ns, memory_order_relaxed);
+}
 
 /* Samples delivered to each thread armed in this session, by arm order. */
 #define MAX_TALLIES (1u << 20)
@@ -77,11 +84,13 @@ static uint32_t next_tally;
  * system-time timer, cpu0 is the thread's CPU time when it was armed and
  * user the periods its user-only backend has taken since
  * (timer_system_user): together they bound what may be charged.
+ * Written when the thread is armed, then read by its own handler:
+ * atomics, as the arming thread is another one.
  */
 struct system_time {
-	pid_t tid;		/* the thread the tally's timers sample */
-	uint64_t charged;
-	uint64_t cpu0;
+	_Atomic pid_t tid;	/* the thread the tally's timers sample */
+	_Atomic uint64_t charged;
+	_Atomic uint64_t cpu0;
 	_Atomic uint64_t user;
 };
 static struct system_time *systems;
@@ -110,19 +119,20 @@ static uint32_t system_pending(uint32_t tally)
 		return 0;
 	uint64_t ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u
 		      + (uint64_t)ru.ru_stime.tv_usec * 1000u;
-	uint64_t now = ns / period_ns + 1;
-	uint64_t *charged = &systems[tally].charged;
-	if (*charged == 0 || now < *charged) {
-		*charged = now;
+	uint64_t now = ns / period_now() + 1;
+	_Atomic uint64_t *charged_at = &systems[tally].charged;
+	uint64_t charged = atomic_load_explicit(charged_at, memory_order_relaxed);
+	if (charged == 0 || now < charged) {
+		atomic_store_explicit(charged_at, now, memory_order_relaxed);
 		return 0;
 	}
-	return now - *charged < UINT32_MAX ? (uint32_t)(now - *charged) : UINT32_MAX;
+	return now - charged < UINT32_MAX ? (uint32_t)(now - charged) : UINT32_MAX;
 }
 
 /* Mark n pending periods as dealt with (charged, or dropped). */
 static void system_settle(uint32_t tally, uint32_t n)
 {
-	systems[tally].charged += n;
+	atomic_fetch_add_explicit(&systems[tally].charged, n, memory_order_relaxed);
 }
 
 /*
@@ -176,9 +186,10 @@ static uint32_t system_room(uint32_t tally)
 		return UINT32_MAX;
 	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	const struct system_time *st = &systems[tally];
-	if (cpu < st->cpu0)
+	uint64_t cpu0 = atomic_load_explicit(&st->cpu0, memory_order_relaxed);
+	if (cpu < cpu0)
 		return 0;
-	uint64_t room = (cpu - st->cpu0) / period_ns;
+	uint64_t room = (cpu - cpu0) / period_now();
 	uint64_t used = atomic_load_explicit(&st->user, memory_order_relaxed)
 			+ atomic_load_explicit(&tallies[tally], memory_order_relaxed);
 	return room > used ? (room - used < UINT32_MAX ? (uint32_t)(room - used) : UINT32_MAX) : 0;
@@ -197,7 +208,7 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 		pending = room;
 	}
 	if (pending == 0 || (!after_system_call(pc)
-			     && pending * period_ns < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
+			     && pending * period_now() < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
 		return;
 	system_settle(tally, pending);
 	sampler_take_split(generation, systems[tally].tid, pc, pending, pending, &tallies[tally],
@@ -264,7 +275,7 @@ static int pick_signal(void)
 static void set_period(unsigned hz)
 {
 	long ns = 1000000000L / (long)hz;
-	period_ns = (uint64_t)ns;
+	atomic_store_explicit(&period_ns, (uint64_t)ns, memory_order_relaxed);
 	period.it_interval.tv_sec = ns / 1000000000L;
 	period.it_interval.tv_nsec = ns % 1000000000L;
 	period.it_value = period.it_interval;
@@ -394,7 +405,7 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 	/* The k-th sample is due when the thread's CPU time passes
 	   base + k periods: the first after the random phase. */
 	slot->base_ns = (int64_t)now + (int64_t)first.it_value.tv_sec * 1000000000
-			+ first.it_value.tv_nsec - (int64_t)period_ns;
+			+ first.it_value.tv_nsec - (int64_t)period_now();
 	return 0;
 }
 
@@ -414,8 +425,8 @@ int timer_arm_system(struct thread_slot *slot, pid_t tid)
 	struct itimerspec first = first_period(tid, interval);
 	uint64_t cpu0 = 0;
 	thread_cpu_ns(tid, &cpu0);
-	systems[tally].charged = 0;
-	systems[tally].cpu0 = cpu0;
+	atomic_store_explicit(&systems[tally].charged, 0, memory_order_relaxed);
+	atomic_store_explicit(&systems[tally].cpu0, cpu0, memory_order_relaxed);
 	atomic_store(&systems[tally].user, 0);
 	if ((r = start_timer(id, &first)) != 0)
 		return r;
@@ -466,7 +477,7 @@ static uint64_t timer_disarm(struct thread_slot *slot)
 	uint64_t now, owed = 0;
 	if (!(slot->tally & SYSTEM_ONLY) && thread_cpu_ns(slot->tid, &now) == 0
 	    && (int64_t)now > slot->base_ns) {
-		uint64_t due = (uint64_t)((int64_t)now - slot->base_ns) / period_ns;
+		uint64_t due = (uint64_t)((int64_t)now - slot->base_ns) / period_now();
 		uint64_t got = atomic_load(&tallies[slot->tally]);
 		owed = due > got ? due - got : 0;
 	}

@@ -91,35 +91,6 @@ static inline int stress_timers(void)
 	return n;
 }
 
-/*
- * Threads of the process: the program's (*mine) and libprofil's own
- * (*helpers, named profil-*, such as the perf backend's drain thread).
- */
-static inline void stress_threads_now(int *mine, int *helpers)
-{
-	*mine = *helpers = 0;
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	while (d && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		char path[300], comm[32] = "";
-		snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-		FILE *f = fopen(path, "r");
-		if (f) {
-			if (!fgets(comm, sizeof comm, f))
-				comm[0] = '\0';
-			fclose(f);
-		}
-		if (strncmp(comm, "profil-", 7) == 0)
-			++*helpers;
-		else
-			++*mine;
-	}
-	if (d)
-		closedir(d);
-}
-
 struct stress_usage {
 	int fds;	/* open descriptors (the one reading them left out) */
 	int timers;	/* POSIX timers */
@@ -137,7 +108,7 @@ static inline struct stress_usage stress_usage_now_settled(int want)
 {
 	struct stress_usage u;
 	for (int i = 0; i < 1000; i++) {
-		stress_threads_now(&u.tasks, &u.helpers);
+		threads_now(&u.tasks, &u.helpers);
 		if (u.tasks <= want)
 			break;
 		usleep(1000);
@@ -149,10 +120,32 @@ static inline struct stress_usage stress_usage_now_settled(int want)
 	return u;
 }
 
-/* Now, with the program's threads down to the main one. */
+/*
+ * The program's threads at rest: the main one, and under ThreadSanitizer
+ * its background thread, which it starts with the first thread the
+ * program makes.  Called first thing in main.
+ */
+static int stress_rest_threads = 1;
+
+static inline void *stress_nothing(void *p)
+{
+	return p;
+}
+
+static inline void stress_baseline(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, stress_nothing, NULL) == 0)
+		pthread_join(t, NULL);
+	int helpers;
+	usleep(10000);
+	threads_now(&stress_rest_threads, &helpers);
+}
+
+/* Now, with the program's threads down to those at rest. */
 static inline struct stress_usage stress_usage_now(void)
 {
-	return stress_usage_now_settled(1);
+	return stress_usage_now_settled(stress_rest_threads);
 }
 
 /*

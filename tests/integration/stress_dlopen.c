@@ -53,6 +53,7 @@ int main(int argc, char **argv)
 	}
 	int preloaded = stress_preloaded(argc, argv);
 	int n = STRESS_SIZE(10000);
+	stress_baseline();
 	struct stress_usage idle = stress_usage_now();
 	struct histogram h = stress_start(preloaded);
 	int warm = n / 10;

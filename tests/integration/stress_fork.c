@@ -129,6 +129,7 @@ int main(int argc, char **argv)
 		return exec_child(argv);
 	int preloaded = stress_preloaded(argc, argv);
 	int n = STRESS_SIZE(1000), failed = 0;
+	stress_baseline();
 	struct stress_usage idle = stress_usage_now();
 	struct histogram h = hist = stress_start(preloaded);
 	int warm = n / 10;

@@ -58,6 +58,7 @@ int main(int argc, char **argv)
 {
 	int preloaded = stress_preloaded(argc, argv);
 	int threads = STRESS_SIZE(10000);
+	stress_baseline();
 	struct stress_usage idle = stress_usage_now();
 	struct histogram h = stress_start(preloaded);
 
