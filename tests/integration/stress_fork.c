@@ -150,6 +150,8 @@ int main(int argc, char **argv)
 		struct profil_stats st = stats_now();
 		check_stats_add_up(&st);
 	}
-	printf("%d forks\n", n);
+	/* Children of kind 2 exec: those of each call to forks(). */
+	int execs = (warm + 1) / 4 + (n - warm + 1) / 4;
+	printf("%d forks, %d execs\n", n, execs);
 	return check_done("stress_fork");
 }

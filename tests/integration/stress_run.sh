@@ -58,7 +58,7 @@ for be in $backends; do
 
 	# One file per process: the parent, each child, each exec'd image.
 	stress "$be" stress_fork
-	forks=$(awk '/ forks$/ { print $1 }' "$tmp/stress_fork.$be.out")
-	files "$be" stress_fork $((1 + ${forks:-0} + ${forks:-0} / 4))
+	n=$(awk '/ forks, .* execs$/ { print 1 + $1 + $3 }' "$tmp/stress_fork.$be.out")
+	files "$be" stress_fork "${n:-0}"
 done
 exit $fail

@@ -65,14 +65,17 @@ static struct sums sums_now(void)
 }
 
 /* A tenth under ThreadSanitizer, which makes each call ten times dearer
-   and holds a signal back until the thread reaches one of its own
-   checkpoints: few land inside mcount there. */
+   and each signal a hundred times (it holds a signal back until the
+   thread reaches one of its own checkpoints, so few land inside mcount
+   there anyway): fewer calls, signals and a slower alarm. */
 #if defined(__SANITIZE_THREAD__)
 #define CALLS 30000
 #define SIGNALS 20
+#define ALARM_US 2000
 #else
 #define CALLS 300000
 #define SIGNALS 2000
+#define ALARM_US 50
 #endif
 
 static void *caller(void *arg)
@@ -129,7 +132,7 @@ static void test_signal_reentry(void **state)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
-	struct itimerval it = { { 0, 50 }, { 0, 50 } };
+	struct itimerval it = { { 0, ALARM_US }, { 0, ALARM_US } };
 	setitimer(ITIMER_REAL, &it, NULL);
 	uint64_t made = 0;
 	for (int rep = 0; rep < 20 || atomic_load(&handled) < SIGNALS; rep++) {
