@@ -139,9 +139,10 @@ static void own_itimer(void)
 	sigaction(SIGPROF, &old, NULL);
 	long got = atomic_load(&prof_caught) - before;
 	printf("own ITIMER_PROF: %ld SIGPROF in 0.2 s of CPU\n", got);
-	/* The kernel's tick limits it to 250 Hz or so; none would mean the
-	   profiler took the program's signals. */
-	CHECK(got >= 10, "the program's own SIGPROF handler ran %ld times", got);
+	/* The kernel's tick limits it to 250 Hz or so, and on a loaded
+	   machine to a few: the rate is sigprof's test.  Here none would
+	   mean the profiler took the program's signals. */
+	CHECK(got >= 1, "the program's own SIGPROF handler ran %ld times", got);
 	atomic_store(&prof_caught, before);
 }
 
