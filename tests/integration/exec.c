@@ -57,19 +57,6 @@ static void signal_masks(char *out, size_t size)
 		 status_mask("SigIgn") & ~glibc);
 }
 
-static int count_timers(void)
-{
-	FILE *f = fopen("/proc/self/timers", "r");
-	if (!f)
-		return -1;
-	char line[256];
-	int n = 0;
-	while (fgets(line, sizeof line, f))
-		n += strncmp(line, "ID:", 3) == 0;
-	fclose(f);
-	return n;
-}
-
 /* The new image: check that nothing of the old one's profiling is left. */
 static int inspect(void)
 {

@@ -22,6 +22,7 @@
 
 #include <dirent.h>
 #include <malloc.h>
+#include <signal.h>
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
@@ -78,19 +79,6 @@ static inline long stress_status(const char *name)
 	return v;
 }
 
-static inline int stress_timers(void)
-{
-	FILE *f = fopen("/proc/self/timers", "r");
-	if (!f)
-		return -1;
-	char line[256];
-	int n = 0;
-	while (fgets(line, sizeof line, f))
-		n += strncmp(line, "ID:", 3) == 0;
-	fclose(f);
-	return n;
-}
-
 struct stress_usage {
 	int fds;	/* open descriptors (the one reading them left out) */
 	int timers;	/* POSIX timers */
@@ -114,7 +102,7 @@ static inline struct stress_usage stress_usage_now_settled(int want)
 		usleep(1000);
 	}
 	u.fds = stress_dir_entries("/proc/self/fd") - 1;
-	u.timers = stress_timers();
+	u.timers = count_timers();
 	u.rss_kb = stress_status("VmRSS");
 	u.vm_kb = stress_status("VmSize");
 	return u;
@@ -193,6 +181,29 @@ static inline void stress_few_arenas(void)
 	mallopt(M_ARENA_MAX, 2);
 }
 
+/*
+ * In a new image (after exec or posix_spawn) of a process that was
+ * profiling: nothing of it came through.  0, or which thing did: 1 a
+ * timer, 2 a descriptor beyond the fds the parent had before profiling,
+ * 3 a real-time signal not at its default (the timer backend's), 4 a
+ * blocked signal.
+ */
+static inline int stress_inherited(int fds)
+{
+	if (count_timers() != 0)
+		return 1;
+	if (stress_dir_entries("/proc/self/fd") - 1 != fds)
+		return 2;
+	for (int s = SIGRTMIN; s <= SIGRTMAX; s++) {
+		struct sigaction sa;
+		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL)
+			return 3;
+	}
+	sigset_t mask;
+	sigprocmask(SIG_SETMASK, NULL, &mask);
+	return sigisemptyset(&mask) ? 0 : 4;
+}
+
 /* Is this run under profil run (argument "run")? */
 static inline int stress_preloaded(int argc, char **argv)
 {
@@ -239,6 +250,27 @@ static inline void stress_check_stats(const struct histogram *h)
 		CHECK(histogram_total(h) == st.counted,
 		      "counters hold %llu, counted %llu",
 		      (unsigned long long)histogram_total(h), (unsigned long long)st.counted);
+}
+
+/*
+ * The end of a stress test: without profil run, profiling off, the
+ * statistics checked, and nothing left of it (against idle, before it
+ * started; memory within rss_kb, and VmSize within two arenas and the
+ * thread stacks glibc caches); under profil run, the statistics add up.
+ */
+static inline void stress_finish(int preloaded, struct histogram *h,
+				 struct stress_usage idle, long rss_kb)
+{
+	if (preloaded) {
+		struct profil_stats st = stats_now();
+		check_stats_add_up(&st);
+		return;
+	}
+	CHECK(profil_off() == 0, "profil off: %s", strerror(errno));
+	stress_check_stats(h);
+	struct stress_usage end = stress_usage_now();
+	stress_check_usage("after profil off", idle, end, rss_kb, 262144);
+	histogram_free(h);
 }
 
 #endif

@@ -64,16 +64,7 @@ int main(int argc, char **argv)
 	struct stress_usage after = stress_usage_now();
 	stress_check_usage("while sampling", before, after, 2048, 8192);
 	CHECK(mapped() == 0, "libdlwork.so still mapped after dlclose");
-	if (!preloaded) {
-		CHECK(profil_off() == 0, "profil off: %s", strerror(errno));
-		stress_check_stats(&h);
-		struct stress_usage end = stress_usage_now();
-		stress_check_usage("after profil off", idle, end, 8192, 262144);
-		histogram_free(&h);
-	} else {
-		struct profil_stats st = stats_now();
-		check_stats_add_up(&st);
-	}
+	stress_finish(preloaded, &h, idle, 8192);
 	printf("%d dlopen/dlclose\n", n);
 	return check_done("stress_dlopen");
 }

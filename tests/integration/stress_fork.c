@@ -33,15 +33,10 @@ static int exec_child(char **argv)
 {
 	int preloaded = argv[3] && strcmp(argv[3], "run") == 0;
 	if (!preloaded) {
-		if (stress_timers() != 0)
-			return INHERITED_TIMER;
-		if (stress_dir_entries("/proc/self/fd") - 1 != atoi(argv[2]))
-			return INHERITED_FD;
-		/* The timer backend's signal is back at its default. */
-		for (int s = SIGRTMIN; s <= SIGRTMAX; s++) {
-			struct sigaction sa;
-			if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL)
-				return BAD_SIGNAL;
+		switch (stress_inherited(atoi(argv[2]))) {
+		case 1: return INHERITED_TIMER;
+		case 2: return INHERITED_FD;
+		case 3: case 4: return BAD_SIGNAL;
 		}
 	}
 	check_sink += work_work(100000);
@@ -140,16 +135,7 @@ int main(int argc, char **argv)
 	struct stress_usage after = stress_usage_now();
 	stress_check_usage("while sampling", before, after, 2048, 8192);
 	CHECK(failed == 0, "%d of %d children failed", failed, n);
-	if (!preloaded) {
-		CHECK(profil_off() == 0, "profil off: %s", strerror(errno));
-		stress_check_stats(&h);
-		struct stress_usage end = stress_usage_now();
-		stress_check_usage("after profil off", idle, end, 8192, 262144);
-		histogram_free(&h);
-	} else {
-		struct profil_stats st = stats_now();
-		check_stats_add_up(&st);
-	}
+	stress_finish(preloaded, &h, idle, 8192);
 	/* Children of kind 2 exec: those of each call to forks(). */
 	int execs = (warm + 1) / 4 + (n - warm + 1) / 4;
 	printf("%d forks, %d execs\n", n, execs);

@@ -29,22 +29,11 @@ extern char **environ;
 
 /* ---- vfork and posix_spawn ---- */
 
+/* The spawned image: nothing of the parent's profiling came through. */
 static int spawn_child(char **argv)
 {
-	if (stress_timers() != 0)
-		return 11;
-	if (stress_dir_entries("/proc/self/fd") - 1 != atoi(argv[2]))
-		return 12;
-	for (int s = SIGRTMIN; s <= SIGRTMAX; s++) {
-		struct sigaction sa;
-		if (sigaction(s, NULL, &sa) == 0 && sa.sa_handler != SIG_DFL)
-			return 13;
-	}
-	sigset_t mask;
-	sigprocmask(SIG_SETMASK, NULL, &mask);
-	if (!sigisemptyset(&mask))
-		return 14;
-	return 0;
+	int what = stress_inherited(atoi(argv[2]));
+	return what ? 10 + what : 0;
 }
 
 /* The child execs /bin/true (exec is 1) or calls _exit(7). */
@@ -275,10 +264,6 @@ int main(int argc, char **argv)
 	printf("%d vforks, %d posix_spawns, %d raw clones, %d longjmps, %d overflows\n",
 	       full.vforks, full.spawns, full.clones, full.jumps, full.overflows);
 
-	CHECK(profil_off() == 0, "profil off: %s", strerror(errno));
-	stress_check_stats(&h);
-	struct stress_usage end = stress_usage_now();
-	stress_check_usage("after profil off", idle, end, 8192, 262144);
-	histogram_free(&h);
+	stress_finish(0, &h, idle, 8192);
 	return check_done("stress_procs");
 }

@@ -194,10 +194,6 @@ int main(void)
 	CHECK(same_action(&segv_now, &segv_at_start), "SIGSEGV's action changed");
 	CHECK(stats_now().active, "profiling stopped");
 
-	CHECK(profil_off() == 0, "profil off: %s", strerror(errno));
-	stress_check_stats(&h);
-	struct stress_usage end = stress_usage_now();
-	stress_check_usage("after profil off", idle, end, 8192, 262144);
-	histogram_free(&h);
+	stress_finish(0, &h, idle, 8192);
 	return check_done("stress_signals");
 }

@@ -75,15 +75,7 @@ int main(int argc, char **argv)
 	struct profil_stats st = stats_now();
 	CHECK(st.threads >= (unsigned)threads, "%u threads sampled of %d made", st.threads,
 	      threads);
-	if (!preloaded) {
-		CHECK(profil_off() == 0, "profil off: %s", strerror(errno));
-		stress_check_stats(&h);
-		struct stress_usage end = stress_usage_now();
-		stress_check_usage("after profil off", idle, end, 16384, 262144);
-		histogram_free(&h);
-	} else {
-		check_stats_add_up(&st);
-	}
+	stress_finish(preloaded, &h, idle, 16384);
 	printf("%d threads\n", threads);
 	return check_done("stress_threads");
 }
