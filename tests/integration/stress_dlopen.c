@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 	cycle(warm);
 	struct stress_usage before = stress_usage_now();
 	cycle(n - warm);
-	burn(work_work, 0.05);
+	stress_burn(&h, work_work);
 	struct stress_usage after = stress_usage_now();
 	stress_check_usage("while sampling", before, after, 2048, 8192);
 	CHECK(mapped() == 0, "libdlwork.so still mapped after dlclose");

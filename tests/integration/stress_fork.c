@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	forks(warm, preloaded, idle.fds, &failed);
 	struct stress_usage before = stress_usage_now();
 	forks(n - warm, preloaded, idle.fds, &failed);
-	burn(work_work, 0.05);
+	stress_burn(&h, work_work);
 	struct stress_usage after = stress_usage_now();
 	stress_check_usage("while sampling", before, after, 2048, 8192);
 	CHECK(failed == 0, "%d of %d children failed", failed, n);

@@ -172,7 +172,7 @@ int main(void)
 		if (round == 0)
 			before = stress_usage_now();
 	}
-	burn(work_work, 0.05);
+	stress_burn(&h, work_work);
 	struct stress_usage after = stress_usage_now();
 	stress_check_usage("while sampling", before, after, 2048, 8192);
 

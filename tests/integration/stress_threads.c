@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 	churn(warm);
 	struct stress_usage before = stress_usage_now();
 	churn(threads - warm);
-	burn(work_work, 0.05);
+	stress_burn(&h, work_work);
 	struct stress_usage after = stress_usage_now();
 	/* Thread stacks are cached by glibc and reused: the memory of
 	   10 000 threads is that of the first few batches. */
