@@ -98,8 +98,14 @@ int main(void)
 	CHECK(light + heavy > 300, "only %llu samples", (unsigned long long)(light + heavy));
 	CHECK(within_error(seen, expected, (double)st.observed, 0.02),
 	      "light's share %.3f, its thread's CPU share %.3f", seen, expected);
-	/* Only the main thread, in sprofil and nanosleep, runs elsewhere. */
+	/* Only the main thread, in sprofil and nanosleep, runs elsewhere;
+	   and under ThreadSanitizer its runtime, which the work calls at
+	   every access and where it delivers the signals it holds back. */
+#if defined(__SANITIZE_THREAD__)
+	CHECK(over <= (light + heavy) / 3, "overflow %llu", (unsigned long long)over);
+#else
 	CHECK(over <= (light + heavy) / 20, "overflow %llu", (unsigned long long)over);
+#endif
 	check_stats_add_up(&st);
 	for (int i = 0; i < rounds; i++) {
 		free(layouts[i].light);

@@ -6,8 +6,8 @@
  * the new image inherited no timer and no descriptor, and a quarter
  * work until they are sampled, then _exit.  Every child's status is
  * checked; the parent leaks nothing and its statistics add up.  Under
- * profil run each of the 1 250 processes leaves a profile file, checked
- * by stress_run.sh.
+ * profil run (stress_fork run [N]: N forks) each process leaves a
+ * profile file, checked by stress_run.sh.
  */
 #include "stress.h"
 
@@ -124,6 +124,8 @@ int main(int argc, char **argv)
 		return exec_child(argv);
 	int preloaded = stress_preloaded(argc, argv);
 	int n = STRESS_SIZE(1000), failed = 0;
+	if (preloaded && argc > 2)	/* stress_run.sh's size */
+		n = atoi(argv[2]);
 	stress_baseline();
 	struct stress_usage idle = stress_usage_now();
 	struct histogram h = hist = stress_start(preloaded);
