@@ -777,12 +777,18 @@ static void preload_thread_end(pid_t tid)
 		threadtab_end(t, tid);
 }
 
-/* _exit: the sampler has stopped counting; the file is whole.
-   Async-signal-safe: the file stays mapped until the process is gone. */
+/*
+ * _exit: the sampler has stopped counting; the statistics go into the
+ * header and the file is whole.  Async-signal-safe (a handler may call
+ * _exit), so not finish(): no thread names, no message of lost pages.
+ * The file stays mapped until the process is gone.
+ */
 static void preload_exiting(void)
 {
-	if (header && atomic_load(&on))
-		finish(PROFILE_COMPLETE);
+	if (header && atomic_load(&on)) {
+		publish_stats(header);
+		header->state = PROFILE_COMPLETE;
+	}
 }
 
 static const struct sampler_hooks hooks = {
