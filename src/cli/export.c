@@ -432,6 +432,7 @@ int cmd_export(int argc, char **argv)
 		case 'f':
 			if (strcmp(optarg, "pprof") && strcmp(optarg, "gmon")) {
 				error_line("--format '%s': not one of pprof, gmon", optarg);
+				free((void *)filter.tids);
 				return 2;
 			}
 			format = optarg;

@@ -144,7 +144,7 @@ void model_thread_whole(struct model *m, int32_t pid, const char *program, uint6
 			uint64_t system);
 
 /* --tid TID[,TID...] into f (its tids allocated; the caller frees them):
-   0, or -1 after one line saying what is wrong. */
+   0, or -1 after one line saying what is wrong (f's tids then freed). */
 int thread_filter_tids(struct thread_filter *f, const char *arg);
 
 /* Does the filter keep that thread? */

@@ -391,6 +391,7 @@ int cmd_report(int argc, char **argv)
 			opt.threshold = strtod(optarg, &end);
 			if (errno || end == optarg || *end || opt.threshold < 0 || opt.threshold > 100) {
 				error_line("--threshold '%s': not a percentage from 0 to 100", optarg);
+				free((void *)filter.tids);
 				return 2;
 			}
 			break;
@@ -403,6 +404,7 @@ int cmd_report(int argc, char **argv)
 				opt.fmt = FMT_JSON;
 			else {
 				error_line("--format '%s': not one of text, csv, json", optarg);
+				free((void *)filter.tids);
 				return 2;
 			}
 			break;
@@ -436,6 +438,7 @@ int cmd_report(int argc, char **argv)
 	if (opt.callgraph && (opt.annotate || opt.by != BY_FUNCTION || opt.fmt == FMT_CSV)) {
 		error_line("--callgraph: by function only, as text or json (not with --lines, "
 			   "--objects, --annotate or --format csv)");
+		free((void *)filter.tids);
 		return 2;
 	}
 	char **files = input_files(argc - optind, argv + optind);

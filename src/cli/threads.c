@@ -46,6 +46,9 @@ int thread_filter_tids(struct thread_filter *f, const char *arg)
 		if (end == p || errno || v <= 0 || v > INT32_MAX || (*end && *end != ',')) {
 			error_line("--tid '%s': not a list of thread ids (TID[,TID...])", arg);
 			free(tids);
+			free((void *)f->tids);	/* an earlier --tid's: the command stops */
+			f->tids = NULL;
+			f->ntids = 0;
 			return -1;
 		}
 		tids = xrealloc(tids, (n + 1) * sizeof *tids);
