@@ -33,19 +33,13 @@ for t in "$B"/tests/unit/*; do
 done
 # Each integration program runs once per backend; PROFIL_BACKENDS
 # narrows the list (the sanitizer build runs only the default one).
-# PROFIL_TEST_PRELOAD: a library to preload into each (see test-tsan);
-# PROFIL_TEST_SKIP: "name[backend] ..." not run, PROFIL_TEST_SKIP_WHY says why.
+# PROFIL_TEST_PRELOAD: a library to preload into each (see test-tsan).
 backends=${PROFIL_BACKENDS:-perf timer}
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 [ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ] || backends=$(echo "$backends" | sed 's/perf//')
 for t in "$B"/tests/integration/*; do
 	[ -x "$t" ] || continue
 	for be in $backends; do
-		case " ${PROFIL_TEST_SKIP:-} " in
-		*" ${t##*/}[$be] "*)
-			echo "not run in this build: integration/${t##*/}[$be] ($PROFIL_TEST_SKIP_WHY)"
-			continue ;;
-		esac
 		run_one "integration/${t##*/}[$be]" env PROFIL_BACKEND="$be" \
 			${PROFIL_TEST_PRELOAD:+LD_PRELOAD=$PROFIL_TEST_PRELOAD} "$t"
 	done
