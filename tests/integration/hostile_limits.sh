@@ -25,8 +25,8 @@ check() {
 
 # RLIMIT_NOFILE 4.  The sanitizers' runtime needs descriptors of its own.
 if [ -z "$asan_pre" ]; then
-	(ulimit -n 4 && ./hostile open 100) > bare.out 2>&1 || no "nofile 4 without profil: $(cat bare.out)"
-	(ulimit -n 4 && "$profil" run -o nofile.prof ./hostile open 100) > out 2> err
+	(ulimit -n 4 && ./hostile open 50) > bare.out 2>&1 || no "nofile 4 without profil: $(cat bare.out)"
+	(ulimit -n 4 && "$profil" run -o nofile.prof ./hostile open 50) > out 2> err
 	st=$?
 	[ $st -eq 0 ] && cmp -s out bare.out || no "nofile 4: status $st, output '$(cat out)' (without profil: '$(cat bare.out)')"
 	grep -q "^profil: perf events refused (EMFILE: no file descriptor to spare (RLIMIT_NOFILE)): the timer backend sampled instead$" err ||
@@ -40,11 +40,11 @@ if [ -z "$asan_pre" ]; then
 	cc -O2 -pthread -DWITH_LIBPROFIL -I"$root/include" -o mon "$root/tests/cli/hostile.c" \
 		-L"$lib" -Wl,-rpath,"$lib" -lprofil || exit 1
 	mkdir pgdir mondir
-	(cd pgdir && ulimit -n 4 && ../pg open 100) > out 2>&1
-	[ $? -eq 0 ] && [ "$(cat out)" = "100 opens" ] && [ -s pgdir/gmon.pg.*.out ] ||
+	(cd pgdir && ulimit -n 4 && ../pg open 20) > out 2>&1
+	[ $? -eq 0 ] && [ "$(cat out)" = "20 opens" ] && [ -s pgdir/gmon.pg.*.out ] ||
 		no "nofile 4, -pg: $(cat out); files: $(ls pgdir)"
-	(cd mondir && ulimit -n 4 && ../mon monitor 100) > out 2>&1
-	[ $? -eq 0 ] && [ "$(cat out)" = "100 opens" ] && [ -s mondir/mon.out ] ||
+	(cd mondir && ulimit -n 4 && ../mon monitor 20) > out 2>&1
+	[ $? -eq 0 ] && [ "$(cat out)" = "20 opens" ] && [ -s mondir/mon.out ] ||
 		no "nofile 4, monitor: $(cat out); files: $(ls mondir)"
 	echo "nofile 4: a -pg program and monitor(3) open every file and write $(ls pgdir) and $(ls mondir)"
 fi
