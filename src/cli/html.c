@@ -104,8 +104,10 @@ static void header(FILE *f, const struct model *m)
 {
 	fputs("\"head\":{\"program\":", f);
 	json_string(f, program(m), 1);
+	char *c = model_command_line(m);
 	fputs(",\"command\":", f);
-	json_string(f, m->command, 1);
+	json_string(f, c, 1);
+	free(c);
 	fprintf(f, ",\"pid\":%d,\"ppid\":%d,\"start_ms\":%.0f,\"end_ms\":%.0f,\"backend\":\"%s\""
 		",\"hz\":%u,\"observed_hz\":%.1f,\"samples\":%" PRIu64 ",\"taken\":%" PRIu64
 		",\"outside\":%" PRIu64 ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64

@@ -308,6 +308,11 @@ int cmd_merge(int argc, char **argv)
 			h.update_ns = in->update_ns;
 		if (!h.command[0])
 			memcpy(h.command, in->command, sizeof h.command);
+		if (!h.cmdline_len && in->cmdline_len) {	/* the first one recorded */
+			memcpy(h.cmdline, in->cmdline, in->cmdline_len);
+			h.cmdline_len = in->cmdline_len;
+			h.flags |= in->flags & PROFILE_F_CMDLINE_CUT;
+		}
 		if (in->hz > h.hz)
 			h.hz = in->hz;
 		if (in->backend)

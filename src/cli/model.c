@@ -291,6 +291,12 @@ int model_add_file(struct model *m, const char *path)
 		m->ppid = h->ppid;
 		snprintf(m->command, sizeof m->command, "%.*s", (int)sizeof h->command - 1,
 			 h->command);
+		if (h->cmdline_len) {
+			m->cmdline = xmalloc(h->cmdline_len);
+			memcpy(m->cmdline, h->cmdline, h->cmdline_len);
+			m->cmdline_len = h->cmdline_len;
+			m->cmdline_cut = !!(h->flags & PROFILE_F_CMDLINE_CUT);
+		}
 	}
 	m->nfiles++;
 	size_t *objs = xmalloc((p.nsegs + 1) * sizeof *objs);
@@ -397,5 +403,6 @@ void model_free(struct model *m)
 	}
 	free(m->objects);
 	free(m->arcs);
+	free(m->cmdline);
 	memset(m, 0, sizeof *m);
 }

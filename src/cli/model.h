@@ -93,6 +93,11 @@ struct model {
 	size_t narcs, caparcs;
 	int pid, ppid;		/* of the first file (0: unknown) */
 	char command[256];	/* its argv[0], or the program of a gmon.out */
+	/* Its whole command line, as the file has it (NUL-terminated
+	   arguments, the last perhaps cut: cmdline_cut); NULL: not recorded. */
+	char *cmdline;
+	size_t cmdline_len;
+	int cmdline_cut;
 	struct thread *thread_rows;	/* every thread of every file */
 	size_t nthread_rows;
 	unsigned thread_files;	/* files with a thread table */
@@ -155,6 +160,14 @@ uint64_t model_samples(const struct model *m);
 
 /* Seconds of CPU time one sample stands for. */
 double model_seconds_each(const struct model *m);
+
+/*
+ * The command line to show (cmdline.c): the arguments separated by
+ * spaces, each quoted as a POSIX shell would need it to read it back,
+ * "[...]" after one cut short; argv[0] alone if that is all the files
+ * have.  Allocated; the caller frees it.
+ */
+char *model_command_line(const struct model *m);
 
 void model_free(struct model *m);
 

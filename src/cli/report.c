@@ -48,6 +48,17 @@ static void filter_line(const struct model *m)
 	putchar('\n');
 }
 
+/* The command line of the (first) process, when the files have it. */
+static void command_line(const struct model *m)
+{
+	char *c = model_command_line(m);
+	if (*c && m->nfiles > 1)
+		printf("command: %s (the first of %u processes)\n", c, m->nfiles);
+	else if (*c)
+		printf("command: %s\n", c);
+	free(c);
+}
+
 static void header(const struct model *m, double each)
 {
 	printf("Flat profile: %" PRIu64 " samples in %u profile%s, %.3f s of CPU time, "
@@ -75,6 +86,7 @@ static void header(const struct model *m, double each)
 	if (m->perf_errno)
 		printf(" (perf events refused: %s)", perf_refusal(m->perf_errno));
 	putchar('\n');
+	command_line(m);
 	if (m->write_lost)
 		printf("%u process%s lost samples: the file system had no room for their "
 		       "counters (lost counts them)\n", m->write_lost,
@@ -120,6 +132,11 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		       ",\"files\":%u,",
 		       m->counted, m->taken, m->outside, m->saturated, m->lost, m->cpu_ns / 1e9,
 		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
+		char *c = model_command_line(m);
+		printf("\"command\":");
+		json_string(stdout, c, 0);
+		putchar(',');
+		free(c);
 		if (m->filter)
 			printf("\"threads_kept\":%zu,\"kept_samples\":%" PRIu64
 			       ",\"kept_unplaced\":%" PRIu64 ",", m->kept_threads, m->kept,

@@ -202,6 +202,10 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 			    (unsigned long long)h->outside, (unsigned long long)h->saturated,
 			    (unsigned long long)h->lost);
 	}
+	if (h->cmdline_len > PROFILE_CMDLINE_MAX) {
+		return refuse(p, why, len, "corrupt header: a command line of %u bytes, at most %u "
+			    "fit", h->cmdline_len, PROFILE_CMDLINE_MAX);
+	}
 	if (h->nsegments > h->end / PROFILE_PAGE) {
 		return refuse(p, why, len, "corrupt header: %u segments in %llu bytes",
 			    h->nsegments, (unsigned long long)h->end);

@@ -26,6 +26,7 @@
 #define PROFILE_VERSION_MIN 1		/* still read: no thread table */
 #define PROFILE_PAGE 4096u		/* header and segment heads */
 #define PROFILE_PATH_MAX 3832u
+#define PROFILE_CMDLINE_MAX 3584u	/* what is left of the header page */
 
 enum profile_state {
 	PROFILE_RUNNING = 1,	/* written live; the process may have been killed */
@@ -70,6 +71,13 @@ struct profile_header {
 	uint64_t unattributed;	/* of counted: in no thread (table not writable) */
 	uint64_t reserved[1];
 	char command[256];	/* argv[0] of the program, NUL-terminated */
+	/* The whole command line as /proc/self/cmdline had it at start:
+	   each argument NUL-terminated, the last one perhaps cut short
+	   (PROFILE_F_CMDLINE_CUT).  Every writer before this field left
+	   these bytes zero: cmdline_len 0 is "not recorded". */
+	uint32_t cmdline_len;	/* bytes of cmdline in use */
+	uint32_t reserved1;
+	char cmdline[PROFILE_CMDLINE_MAX];
 };
 
 /* Flags. */
@@ -77,6 +85,7 @@ struct profile_header {
 #define PROFILE_F_MERGED 2u	/* a sum of several profiles */
 #define PROFILE_F_WRITE_LOST 4u	/* samples lost: the file system gave the
 				   counters no room (a full disk) */
+#define PROFILE_F_CMDLINE_CUT 8u /* cmdline holds only its first bytes */
 
 /* The first page of a segment; its counters follow at the next page. */
 struct profile_segment {
@@ -183,6 +192,8 @@ _Static_assert(sizeof(struct profile_header) <= PROFILE_PAGE, "header page");
 /* Where profil(5) and the tests that corrupt files on purpose say. */
 _Static_assert(offsetof(struct profile_header, thread_entries) == 160, "thread_entries");
 _Static_assert(offsetof(struct profile_header, threads_size) == 176, "threads_size");
+_Static_assert(offsetof(struct profile_header, cmdline_len) == 464, "cmdline_len");
+_Static_assert(offsetof(struct profile_header, cmdline) == 472, "cmdline");
 _Static_assert(sizeof(struct profile_segment) == PROFILE_PAGE, "segment page");
 
 /* Bytes a segment of n counters of width w takes, head included. */

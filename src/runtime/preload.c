@@ -178,6 +178,38 @@ static void program_name(char *out, size_t size)
 	copy(out, size, base ? base + 1 : n > 0 ? exe : "program");
 }
 
+/*
+ * The command line, read once at start (a fork child has the same one;
+ * a program that rewrites its argv later does not change what it was
+ * run as).  As /proc/self/cmdline gives it: NUL-terminated arguments.
+ */
+static char cmdline[PROFILE_CMDLINE_MAX];
+static uint32_t cmdline_len;
+static int cmdline_cut;
+
+static void read_cmdline(void)
+{
+	int in = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return;	/* no /proc: argv[0] alone, as before */
+	char more;
+	for (;;) {
+		ssize_t r = cmdline_len < sizeof cmdline
+			    ? read(in, cmdline + cmdline_len, sizeof cmdline - cmdline_len)
+			    : read(in, &more, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (cmdline_len == sizeof cmdline) {
+			cmdline_cut = 1;
+			break;
+		}
+		cmdline_len += (uint32_t)r;
+	}
+	close(in);
+}
+
 /* PROFIL_OUT with %p, %n and %% expanded (cut to size if too long). */
 static void expand(const char *pattern, char *out, size_t size)
 {
@@ -350,6 +382,10 @@ static int create_file(void)
 	header->start_ns = header->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
 	header->run_id = run_id;
 	program_name(header->command, sizeof header->command);
+	memcpy(header->cmdline, cmdline, cmdline_len);
+	header->cmdline_len = cmdline_len;
+	if (cmdline_cut)
+		header->flags |= PROFILE_F_CMDLINE_CUT;
 	set_path(name);
 	struct stat st;
 	if (fstat(fd, &st) == 0) {
@@ -809,6 +845,7 @@ void preload_init(void)
 		return;
 	run_id = strtoull(runs, NULL, 10);
 	pthread_mutex_lock(&lock);
+	read_cmdline();
 	if (create_file() != 0) {
 		pthread_mutex_unlock(&lock);
 		return;

@@ -105,6 +105,12 @@ for (const t of spec.pages) {
 	const total = await page.$eval('#shown', (e) => e.textContent);
 	check(total.endsWith(' ' + rows.length + ' functions'), `${base(t.html)}: ${total}, report has ${rows.length} rows`);
 
+	// The header's command line: each argument, quoted as a shell would.
+	if (t.command) {
+		const c = await page.$eval('#h-command', (e) => e.textContent);
+		check(c === t.command, `${base(t.html)}: command line shown ${c}, run as ${t.command}`);
+	}
+
 	// Each function asked for: its source view's hottest line is the one
 	// report --lines names first for it.
 	for (const fn of t.functions) {

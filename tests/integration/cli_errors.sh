@@ -50,6 +50,9 @@ cp good.prof state.prof; poke state.prof 12 '\077\0\0\0'
 expect "bad state" "state.prof: corrupt header" "$profil" report state.prof
 cp good.prof segs.prof; poke segs.prof 20 '\377\377\0\0'
 expect "too many segments" "segs.prof: corrupt header" "$profil" report segs.prof
+cp good.prof cmdline.prof; poke cmdline.prof 464 '\377\377\0\0'
+expect "command line too long" "cmdline.prof: corrupt header: a command line" \
+	"$profil" report cmdline.prof
 cp good.prof stats.prof; poke stats.prof 88 '\001\002\003\004'
 expect "statistics that do not add up" "stats.prof: statistics do not add up" "$profil" report stats.prof
 # The first segment comes after the thread table (threads_size at 176).

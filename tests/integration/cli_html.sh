@@ -40,9 +40,9 @@ nproc=$(wc -l < .profil-last)
 grep -q '<meta charset="utf-8">' crunch.html || no "no charset in the page"
 if grep -Eq '(src|href)="(https?:)?//' crunch.html; then no "the page loads something from outside"; fi
 
-# C++: demangled names, inlined code.
+# C++: demangled names, inlined code; arguments to quote and escape.
 c++ -O2 -g -o cxxwork "$root/tests/cli/cxxwork.cc"
-prun -o cxx.prof ./cxxwork 4 2>/dev/null || no "cxxwork: status $?"
+prun -o cxx.prof -- ./cxxwork 4 'arg with space' x '<i>&amp;</i>' 2>/dev/null || no "cxxwork: status $?"
 "$profil" report --html cxx.html cxx.prof || no "report --html cxx: status $?"
 "$profil" report --format csv cxx.prof > cxx.csv
 "$profil" report --lines --format csv cxx.prof > cxx-lines.csv
@@ -84,7 +84,8 @@ if [ -z "$asan_pre" ]; then
                  "csv": "$tmp/crunch1.csv", "lines": "$tmp/crunch1-lines.csv" } },
   { "html": "$tmp/cxx.html", "csv": "$tmp/cxx.csv", "lines": "$tmp/cxx-lines.csv",
     "functions": ["geometry::scale(double, int)", "geometry::Grid<double>::relax(int)"],
-    "filter": "geometry", "inlined": true },
+    "filter": "geometry", "inlined": true,
+    "command": "./cxxwork 4 'arg with space' x '<i>&amp;</i>'" },
   { "html": "$tmp/graph.html", "csv": "$tmp/graph.csv", "lines": "$tmp/graph-lines.csv",
     "functions": ["burn"], "filter": "is_",
     "graph": { "function": "leaf", "callee": "burn", "spontaneous": "compare",

@@ -107,5 +107,30 @@ prun -F 200 --backend timer -o t.prof ./spin 20 2>/dev/null || no "-F 200 --back
 grep -q "rate 200 Hz asked" t.txt || no "-F 200 not recorded: $(sed -n 3p t.txt)"
 grep -q "backend timer" t.txt || no "--backend timer not recorded: $(sed -n 3p t.txt)"
 
+# The whole command line, each argument as a shell would need it; in
+# json too.  One too long for the header page is cut, and says so.
+prun -o args.prof -- ./spin 1 'arg with space' x 2>/dev/null || no "spin with arguments"
+"$profil" report args.prof > args.txt || no "report args.prof"
+want="command: ./spin 1 'arg with space' x"
+grep -qxF "$want" args.txt || no "the header does not say '$want': $(grep command args.txt)"
+"$profil" report --format json args.prof | grep -qF '"command":"./spin 1 '"'arg with space'"' x"' \
+	|| no "json has no command line"
+long=$(head -c 5000 /dev/zero | tr '\0' a)
+prun -o long.prof ./spin 1 "$long" 2>/dev/null || no "spin with a long argument"
+# 3584 bytes kept: "./spin", "1" and 3575 a's, each NUL-terminated but the last.
+want="command: ./spin 1 $(head -c 3575 /dev/zero | tr '\0' a) [...]"
+"$profil" report long.prof | grep -qxF "$want" || no "a long command line not cut as said"
+# A file of a profil before the command line (its bytes zero): argv[0].
+cp args.prof old.prof
+dd if=/dev/zero of=old.prof bs=1 seek=464 count=3592 conv=notrunc 2>/dev/null
+"$profil" report old.prof > old.txt || no "a file without a command line: status $?"
+grep -qx "command: spin" old.txt || no "a file without a command line: $(grep command old.txt)"
+# Several files: the first one's; merged: the first one's too.
+"$profil" report old.prof args.prof long.prof 2>/dev/null | grep -qxF "command: spin (the first of 3 processes)" \
+	|| no "three files: not the first one's command line"
+"$profil" merge -o merged.prof args.prof long.prof || no "merge: status $?"
+"$profil" report merged.prof | grep -qxF "command: ./spin 1 'arg with space' x" \
+	|| no "merge did not keep the first command line"
+
 [ $fail -eq 0 ] && echo "cli_run: all checks passed"
 exit $fail

@@ -105,7 +105,7 @@
 		dl.replaceChildren();
 		const date = h.start_ms ? new Date(h.start_ms) : null;
 		add('program', h.program, 'h-program');
-		add('command', h.command || '-');
+		add('command', h.command || '-', 'h-command');
 		if (h.pid > 0) add('pid', h.pid + (h.ppid > 0 ? ' (parent ' + h.ppid + ')' : ''));
 		add('date', date ? date.toISOString().replace('T', ' ').replace(/\..*/, ' UTC') : '-');
 		add('duration', h.end_ms > h.start_ms ? ((h.end_ms - h.start_ms) / 1000).toFixed(3) + ' s' : '-');
