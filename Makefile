@@ -47,13 +47,13 @@ SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
 endif
 
 WARN     := -Wall -Wextra
-BASE     := -std=gnu11 $(WARN) -pthread -Iinclude $(SANFLAGS)
+BASE     := -std=gnu11 $(WARN) -pthread -Iinclude -Isrc/runtime $(SANFLAGS)
 LIBFLAGS := $(BASE) -fPIC -fvisibility=hidden -fno-delete-null-pointer-checks
 
-RUNTIME_SRC := $(wildcard src/runtime/*.c) src/common/bins.c src/format/gmon.c
+RUNTIME_SRC := $(wildcard src/runtime/*/*.c) src/common/bins.c src/format/gmon.c
 # The writers of the runtime's own formats (their readers are the command's).
 RUNTIME_SRC += src/format/loadmap.c src/format/pcsfile.c src/format/monout.c
-RUNTIME_ASM := $(wildcard src/runtime/*_$(shell uname -m).S)
+RUNTIME_ASM := $(wildcard src/runtime/arch/*_$(shell uname -m).S)
 RUNTIME_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(RUNTIME_SRC)) \
                $(patsubst %.S,$(B)/obj/%.o,$(RUNTIME_ASM))
 
@@ -86,7 +86,7 @@ all: lib $(PROFIL) $(EXAMPLE)
 
 lib: $(SHLIB) $(STLIB) $(B)/lib/libprofil.so
 
-$(B)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h)
+$(B)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h src/runtime/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBFLAGS) $(CFLAGS) -c -o $@ $<
 
@@ -111,7 +111,7 @@ $(STLIB): $(RUNTIME_OBJ)
 	rm -f $@
 	ar rcs $@ $(RUNTIME_OBJ)
 
-$(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h) $(B)/gen/pprof.pb-c.h
+$(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h src/runtime/*/*.h) $(B)/gen/pprof.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -I$(B)/gen $$(pkg-config --cflags libdw libprotobuf-c) -c -o $@ $<
 
@@ -171,8 +171,8 @@ $(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h tests/
 # files through them, which make check does in both passes.
 FUZZ_SRC   := $(wildcard tests/fuzz/*.c)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,$(B)/tests/fuzz/%,$(FUZZ_SRC))
-FUZZ_WITH  := $(filter-out $(B)/cli/src/cli/main.o,$(CLI_OBJ)) $(B)/obj/src/runtime/env.o \
-              $(B)/obj/src/runtime/outname.o $(B)/fuzz-support/fuzzdir.o
+FUZZ_WITH  := $(filter-out $(B)/cli/src/cli/main.o,$(CLI_OBJ)) $(B)/obj/src/runtime/core/env.o \
+              $(B)/obj/src/runtime/files/outname.o $(B)/fuzz-support/fuzzdir.o
 ifeq ($(FUZZ),1)
 FUZZ_MAIN  := -fsanitize=fuzzer
 else

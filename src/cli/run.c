@@ -2,7 +2,7 @@
  * run.c - profil run: a program under the profiler, without recompiling.
  *
  * libprofil is preloaded with PROFIL_RUN set: it profiles every process
- * of the tree into a file of its own (src/runtime/preload.c) and adds
+ * of the tree into a file of its own (src/runtime/preload/preload.c) and adds
  * each file's name to .profil-last here, which `profil report` reads by
  * default.  The exit status is the program's.
  */

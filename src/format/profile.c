@@ -1,7 +1,7 @@
 /*
  * profile.c - reading the profil profile file (profil(5)) in the command.
  *
- * The runtime writes the file in place (src/runtime/preload.c); this is
+ * The runtime writes the file in place (src/runtime/preload/preload.c); this is
  * the other side.  The file is read into memory (its data, not its
  * holes: see read_file) and every field that
  * leads somewhere (sizes, counts, offsets) is checked against the file's

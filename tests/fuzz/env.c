@@ -1,7 +1,7 @@
 /*
  * env.c - fuzz target: the runtime's environment parsers
- * (src/runtime/env.c: PROFIL_HZ, PROFIL_BACKEND, PROFIL_SYSTEM_TIME) and
- * PROFIL_OUT's expansion (src/runtime/outname.c).
+ * (src/runtime/core/env.c: PROFIL_HZ, PROFIL_BACKEND, PROFIL_SYSTEM_TIME) and
+ * PROFIL_OUT's expansion (src/runtime/files/outname.c).
  *
  * The input is split at NUL bytes: a rate, a backend, a system-time
  * switch, a PROFIL_OUT pattern, a program name, and one byte for the
@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "../../include/profil.h"
-#include "../../src/runtime/env.h"
-#include "../../src/runtime/outname.h"
+#include "../../src/runtime/core/env.h"
+#include "../../src/runtime/files/outname.h"
 #include "support/fuzz.h"
 
 /* Field i of the input (NUL-separated), copied; "" past the end. */

@@ -14,9 +14,9 @@
 #include <unistd.h>
 
 #include "../../include/profil.h"
-#include "../../src/runtime/env.h"
-#include "../../src/runtime/memcheck.h"
-#include "../../src/runtime/outname.h"
+#include "../../src/runtime/core/env.h"
+#include "../../src/runtime/core/memcheck.h"
+#include "../../src/runtime/files/outname.h"
 
 static void test_hz(void **state)
 {

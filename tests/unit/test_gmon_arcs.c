@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/runtime/gmon_arcs.h"
+#include "../../src/runtime/gmon/gmon_arcs.h"
 
 #define NFROM 61
 #define NSELF 7

@@ -13,7 +13,7 @@
 #include <linux/perf_event.h>
 #include <string.h>
 
-#include "../../src/runtime/perf_ring.h"
+#include "../../src/runtime/backend/perf_ring.h"
 
 #define SIZE 256	/* data bytes: 16 sample records */
 

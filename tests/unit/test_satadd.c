@@ -34,8 +34,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../src/runtime/fault.h"
-#include "../../src/runtime/satadd.h"
+#include "../../src/runtime/sinks/fault.h"
+#include "../../src/runtime/sinks/satadd.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1

@@ -29,11 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../src/runtime/fault.h"
-#include "../../src/runtime/satadd.h"
-#include "../../src/runtime/sink.h"
-#include "../../src/runtime/stats.h"
-#include "../../src/runtime/thread_table.h"
+#include "../../src/runtime/sinks/fault.h"
+#include "../../src/runtime/sinks/satadd.h"
+#include "../../src/runtime/sinks/sink.h"
+#include "../../src/runtime/core/stats.h"
+#include "../../src/runtime/sinks/thread_table.h"
 
 static long page;
 

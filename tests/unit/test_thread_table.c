@@ -21,8 +21,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "../../src/runtime/fault.h"
-#include "../../src/runtime/thread_table.h"
+#include "../../src/runtime/sinks/fault.h"
+#include "../../src/runtime/sinks/thread_table.h"
 
 struct fixture {
 	struct thread_table t;

@@ -1,0 +1,520 @@
+/*
+ * backend_timer.c - sampling with POSIX per-thread CPU-time timers.
+ *
+ * Each thread gets a timer on its own CPU clock that sends a real-time
+ * signal to that thread (SIGEV_THREAD_ID) after every period of CPU
+ * time.  Works wherever timers and signals do, including where
+ * perf_event_open is forbidden.  The kernel checks CPU-time timers only
+ * at its scheduler tick (250 Hz here), so above that rate one signal
+ * stands for several periods: the timer's overrun count says how many,
+ * and the sample is weighted by it, so that counts still measure CPU time.
+ *
+ * The signal is a real-time signal no one else uses (so a program's own
+ * SIGPROF and ITIMER_PROF are left alone).  Its si_value carries the
+ * session generation, so that a signal queued by an earlier session is
+ * recognised and ignored, and the thread's tally: the samples delivered
+ * to it.  On a machine with far more busy threads than processors the
+ * kernel can fire a CPU-time timer hundreds of milliseconds late, and a
+ * thread may end before its last signal comes; when a thread is disarmed,
+ * its CPU time against its tally says how many samples it was owed.
+ *
+ * A CPU-time timer counts the kernel's time on the thread's behalf too,
+ * and its signal arrives when the thread returns to user mode: at the pc
+ * that entered the kernel, where SPEC section 2 charges it.  Which part
+ * of the samples stands for kernel time is read from the thread's system
+ * time (RUSAGE_THREAD) at each sample: the periods of system time not
+ * yet charged are charged to this sample, up to its weight.
+ *
+ * A user-only backend (perf with exclude_kernel) sees no kernel time, so
+ * it gives each thread a second, slow timer of this kind as well
+ * (timer_arm_system): every SYSTEM_INTERVAL of the thread's CPU time its
+ * signal charges the system time the thread used since the last one, in
+ * the sampler's periods, to the pc it interrupts, and nothing else.
+ *
+ * on_sample() is a signal handler: async-signal-safe, lock-free, no
+ * malloc, no stdio, no locks.  The other functions run under the
+ * sampler's lock.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../../include/profil.h"
+#include "backend/backend.h"
+#include "arch/context.h"
+#include "core/sampler.h"
+#include "core/stats.h"
+
+static int timer_signal;	/* 0 while closed */
+static unsigned session;	/* generation of the open session */
+static struct itimerspec period;
+/* Read by the handlers of every thread while set_period may change it:
+   an atomic, read relaxed (any recent value is right). */
+static _Atomic uint64_t period_ns;
+
+static uint64_t period_now(void)
+{
+	return atomic_load_explicit(&period_ns, memory_order_relaxed);
+}
+
+/* Samples delivered to each thread armed in this session, by arm order. */
+#define MAX_TALLIES (1u << 20)
+#define NO_TALLY UINT32_MAX
+/* In a signal's tally: the timer only charges system time. */
+#define SYSTEM_ONLY 0x80000000u
+/*
+ * 100 times a CPU-second: a signal costs 5-12 us here, so at most about
+ * 0.1% of the thread's time; the system time of each 10 ms goes to the
+ * pc where the signal finds the thread.
+ */
+#define SYSTEM_INTERVAL_NS 10000000L
+static _Atomic uint64_t *tallies;
+static uint32_t next_tally;
+/*
+ * Per thread, by tally: charged is the periods of its system time
+ * charged so far, plus one (0: the thread has not been sampled yet);
+ * only that thread's handler, which cannot nest, touches it.  For a
+ * system-time timer, cpu0 is the thread's CPU time when it was armed and
+ * user the periods its user-only backend has taken since
+ * (timer_system_user): together they bound what may be charged.
+ * Written when the thread is armed, then read by its own handler:
+ * atomics, as the arming thread is another one.
+ */
+struct system_time {
+	_Atomic pid_t tid;	/* the thread the tally's timers sample */
+	_Atomic uint64_t charged;
+	_Atomic uint64_t cpu0;
+	_Atomic uint64_t user;
+};
+static struct system_time *systems;
+
+/* si_value: the generation in the high half, the tally in the low. */
+static void *pack_value(unsigned generation, uint32_t tally)
+{
+	return (void *)(uintptr_t)((uint64_t)generation << 32 | tally);
+}
+
+static void stop_timer(void *timer)
+{
+	static const struct itimerspec zero;
+	syscall(SYS_timer_settime, (int)(intptr_t)timer, 0, &zero, NULL);
+}
+
+/*
+ * The periods of the calling thread's system time not yet charged: one
+ * getrusage per signal.  The first time a thread asks, its system time
+ * so far was spent before it was armed, and none is pending.
+ */
+static uint32_t system_pending(uint32_t tally)
+{
+	struct rusage ru;
+	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
+		return 0;
+	uint64_t ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u
+		      + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+	uint64_t now = ns / period_now() + 1;
+	_Atomic uint64_t *charged_at = &systems[tally].charged;
+	uint64_t charged = atomic_load_explicit(charged_at, memory_order_relaxed);
+	if (charged == 0 || now < charged) {
+		atomic_store_explicit(charged_at, now, memory_order_relaxed);
+		return 0;
+	}
+	return now - charged < UINT32_MAX ? (uint32_t)(now - charged) : UINT32_MAX;
+}
+
+/* Mark n pending periods as dealt with (charged, or dropped). */
+static void system_settle(uint32_t tally, uint32_t n)
+{
+	atomic_fetch_add_explicit(&systems[tally].charged, n, memory_order_relaxed);
+}
+
+/*
+ * Was the thread stopped right after a system call instruction, that is,
+ * is the signal being delivered as the call returns?  Reads the two (or
+ * four) bytes before pc, which are in pc's page, and pc's page is mapped:
+ * the thread was about to execute it.
+ */
+static int after_system_call(uintptr_t pc)
+{
+#if defined(__x86_64__)
+	if ((pc & 4095) < 2)
+		return 0;
+	const unsigned char *p = (const unsigned char *)pc;
+	return p[-2] == 0x0f && p[-1] == 0x05;		/* syscall */
+#elif defined(__aarch64__)
+	if ((pc & 4095) < 4 || (pc & 3))
+		return 0;
+	return *(const uint32_t *)(pc - 4) == 0xd4000001u;	/* svc #0 */
+#else
+	(void)pc;
+	return 1;
+#endif
+}
+
+/*
+ * A timer of timer_arm_system(): the system time since it last charged.
+ * The time goes to a pc that has just made a system call, so that a
+ * thread that alternates between arithmetic and reads does not see the
+ * reads' time charged to the arithmetic where the signal happens to find
+ * it.  Time that builds up without such a pc (page faults, a timer that
+ * keeps finding the thread in user code) goes where the signal lands
+ * once it is SYSTEM_CARRY intervals' worth.
+ *
+ * The kernel's split of CPU time into user and system is sampled at its
+ * tick, and on a loaded virtual machine it can put a third more into
+ * system time than there was; the user-only backend meanwhile samples
+ * user time exactly.  So no more is charged than the thread's CPU time
+ * since arming leaves after the user periods taken and the system
+ * periods charged: what the tick put too much into system time is
+ * dropped, rather than counted on top of the same time sampled as user
+ * (or carried, and charged later wherever the signal lands).
+ */
+#define SYSTEM_CARRY 5
+
+/* Periods the thread's CPU time leaves for system time, or UINT32_MAX. */
+static uint32_t system_room(uint32_t tally)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return UINT32_MAX;
+	uint64_t cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	const struct system_time *st = &systems[tally];
+	uint64_t cpu0 = atomic_load_explicit(&st->cpu0, memory_order_relaxed);
+	if (cpu < cpu0)
+		return 0;
+	uint64_t room = (cpu - cpu0) / period_now();
+	uint64_t used = atomic_load_explicit(&st->user, memory_order_relaxed)
+			+ atomic_load_explicit(&tallies[tally], memory_order_relaxed);
+	return room > used ? (room - used < UINT32_MAX ? (uint32_t)(room - used) : UINT32_MAX) : 0;
+}
+
+static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, int timer)
+{
+	if (tally >= MAX_TALLIES || !pc)
+		return;
+	uint32_t pending = system_pending(tally);
+	if (pending == 0)
+		return;
+	uint32_t room = system_room(tally);
+	if (pending > room) {	/* more than the CPU time left: dropped */
+		system_settle(tally, pending - room);
+		pending = room;
+	}
+	if (pending == 0 || (!after_system_call(pc)
+			     && pending * period_now() < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
+		return;
+	system_settle(tally, pending);
+	sampler_take_split(generation, systems[tally].tid, pc, pending, pending, &tallies[tally],
+			   stop_timer, (void *)(intptr_t)timer);
+}
+
+static void on_sample(int sig, siginfo_t *info, void *context)
+{
+	(void)sig;
+	if (info->si_code != SI_TIMER)
+		return;		/* not from one of our timers */
+	int saved_errno = errno;
+	uintptr_t *pc = context_pc(context);
+	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
+	uint64_t value = (uintptr_t)info->si_value.sival_ptr;
+	uint32_t tally = (uint32_t)value;
+	if (tally != NO_TALLY && (tally & SYSTEM_ONLY)) {
+		on_system_time((unsigned)(value >> 32), pc ? *pc : 0, tally & ~SYSTEM_ONLY,
+			       info->si_timerid);
+		errno = saved_errno;
+		return;
+	}
+	/* Of the weight periods sampled, those the kernel's time calls for. */
+	uint32_t system = 0;
+	if (tally < MAX_TALLIES) {
+		uint32_t pending = system_pending(tally);
+		system = pending < weight ? pending : weight;
+		system_settle(tally, system);
+	}
+	pid_t tid = tally < MAX_TALLIES ? systems[tally].tid : (pid_t)syscall(SYS_gettid);
+	sampler_take_split((unsigned)(value >> 32), tid, pc ? *pc : 0, weight, system,
+			   tally < MAX_TALLIES ? &tallies[tally] : NULL,
+			   stop_timer, (void *)(intptr_t)info->si_timerid);
+	errno = saved_errno;
+}
+
+static int is_ours(int sig)
+{
+	struct sigaction sa;
+	return sigaction(sig, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO)
+	       && sa.sa_sigaction == on_sample;
+}
+
+static int is_free(int sig)
+{
+	struct sigaction sa;
+	return sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO)
+	       && sa.sa_handler == SIG_DFL;
+}
+
+/* The highest real-time signal no one has a handler for, away from the
+ * low ones that threading libraries and programs take first. */
+static int pick_signal(void)
+{
+	for (int sig = SIGRTMAX - 4; sig >= SIGRTMIN + 4; sig--)
+		if (is_ours(sig))
+			return sig;
+	for (int sig = SIGRTMAX - 4; sig >= SIGRTMIN + 4; sig--)
+		if (is_free(sig))
+			return sig;
+	return 0;
+}
+
+static void set_period(unsigned hz)
+{
+	long ns = 1000000000L / (long)hz;
+	atomic_store_explicit(&period_ns, (uint64_t)ns, memory_order_relaxed);
+	period.it_interval.tv_sec = ns / 1000000000L;
+	period.it_interval.tv_nsec = ns % 1000000000L;
+	period.it_value = period.it_interval;
+}
+
+static int timer_open(unsigned hz, unsigned generation)
+{
+	int sig = timer_signal ? timer_signal : pick_signal();
+	if (!sig)
+		return -EAGAIN;
+	if (!tallies) {
+		void *p = mmap(NULL, MAX_TALLIES * sizeof *tallies, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		tallies = p;
+	}
+	if (!systems) {
+		void *p = mmap(NULL, MAX_TALLIES * sizeof *systems, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return -ENOMEM;
+		systems = p;
+	}
+	memset((void *)tallies, 0, next_tally * sizeof *tallies);
+	memset((void *)systems, 0, next_tally * sizeof *systems);
+	next_tally = 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_sample;
+	/* SA_RESTART: a sample must not make a read() fail with EINTR.
+	   Block every other signal meanwhile but the synchronous ones, so
+	   that no handler of the program runs nested inside ours. */
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	sigfillset(&sa.sa_mask);
+	sigdelset(&sa.sa_mask, SIGSEGV);
+	sigdelset(&sa.sa_mask, SIGBUS);
+	sigdelset(&sa.sa_mask, SIGILL);
+	sigdelset(&sa.sa_mask, SIGFPE);
+	sigdelset(&sa.sa_mask, SIGTRAP);
+	if (sigaction(sig, &sa, NULL) != 0)
+		return -errno;
+	timer_signal = sig;
+	session = generation;
+	set_period(hz);
+	return 0;
+}
+
+/* The CPU clock of thread tid, as glibc's pthread_getcpuclockid makes it. */
+static clockid_t thread_clock(pid_t tid)
+{
+	return (clockid_t)((~(unsigned)tid << 3) | 6u);
+}
+
+static int thread_cpu_ns(pid_t tid, uint64_t *ns)
+{
+	struct timespec ts;
+	if (clock_gettime(thread_clock(tid), &ts) != 0)
+		return -1;
+	*ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return 0;
+}
+
+/*
+ * The first expiry comes after a random part of a period: a thread that
+ * always started a full period from its first sample would never be
+ * sampled in its last partial period, and short threads would be counted
+ * short.  With a uniform phase each thread's expected count is exactly
+ * its CPU time over the period.
+ */
+static struct itimerspec first_period(pid_t tid, struct itimerspec interval)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	uint64_t x = (uint64_t)now.tv_nsec ^ ((uint64_t)tid << 32) ^ (uint64_t)now.tv_sec;
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdu;
+	x ^= x >> 33;
+	uint64_t ns = (uint64_t)interval.it_interval.tv_sec * 1000000000u
+		      + (uint64_t)interval.it_interval.tv_nsec;
+	uint64_t first = 1 + x % ns;
+	struct itimerspec its = interval;
+	its.it_value.tv_sec = (time_t)(first / 1000000000u);
+	its.it_value.tv_nsec = (long)(first % 1000000000u);
+	return its;
+}
+
+/* A timer on tid's CPU clock whose signals carry tally. */
+static int create_timer(pid_t tid, uint32_t tally, int *id)
+{
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = timer_signal;
+	sev.sigev_value.sival_ptr = pack_value(session, tally);
+	sev._sigev_un._tid = tid;
+	return syscall(SYS_timer_create, thread_clock(tid), &sev, id) != 0 ? -errno : 0;
+}
+
+/* Set the timer going; if it cannot be, it goes. */
+static int start_timer(int id, const struct itimerspec *first)
+{
+	if (syscall(SYS_timer_settime, id, 0, first, NULL) == 0)
+		return 0;
+	int err = errno;
+	syscall(SYS_timer_delete, id);
+	return -err;
+}
+
+static int timer_arm(struct thread_slot *slot, pid_t tid)
+{
+	uint32_t tally = next_tally < MAX_TALLIES ? next_tally++ : NO_TALLY;
+	if (tally < MAX_TALLIES)
+		systems[tally].tid = tid;	/* before any signal carries tally */
+	int id, r = create_timer(tid, tally, &id);
+	if (r != 0)
+		return r;
+	struct itimerspec first = first_period(tid, period);
+	uint64_t now = 0;
+	if (thread_cpu_ns(tid, &now) != 0)
+		tally = NO_TALLY;
+	if ((r = start_timer(id, &first)) != 0)
+		return r;
+	slot->tid = tid;
+	slot->handle = id;
+	slot->tally = tally;
+	/* The k-th sample is due when the thread's CPU time passes
+	   base + k periods: the first after the random phase. */
+	slot->base_ns = (int64_t)now + (int64_t)first.it_value.tv_sec * 1000000000
+			+ first.it_value.tv_nsec - (int64_t)period_now();
+	return 0;
+}
+
+int timer_arm_system(struct thread_slot *slot, pid_t tid)
+{
+	if (next_tally >= MAX_TALLIES)
+		return -ENOSPC;
+	uint32_t tally = next_tally++;
+	systems[tally].tid = tid;
+	int id, r = create_timer(tid, tally | SYSTEM_ONLY, &id);
+	if (r != 0)
+		return r;
+	struct itimerspec interval = {
+		.it_interval = { 0, SYSTEM_INTERVAL_NS },
+		.it_value = { 0, SYSTEM_INTERVAL_NS },
+	};
+	struct itimerspec first = first_period(tid, interval);
+	uint64_t cpu0 = 0;
+	thread_cpu_ns(tid, &cpu0);
+	atomic_store_explicit(&systems[tally].charged, 0, memory_order_relaxed);
+	atomic_store_explicit(&systems[tally].cpu0, cpu0, memory_order_relaxed);
+	atomic_store(&systems[tally].user, 0);
+	if ((r = start_timer(id, &first)) != 0)
+		return r;
+	slot->tid = tid;
+	slot->handle = id;
+	slot->tally = tally | SYSTEM_ONLY;	/* owes nothing when disarmed */
+	slot->base_ns = 0;
+	slot->fallback = 0;
+	return 0;
+}
+
+void timer_system_user(const struct thread_slot *slot, uint64_t periods)
+{
+	uint32_t tally = slot->tally & ~SYSTEM_ONLY;
+	if (tally < MAX_TALLIES && periods)
+		atomic_fetch_add_explicit(&systems[tally].user, periods, memory_order_relaxed);
+}
+
+uint64_t timer_system_charged(const struct thread_slot *slot)
+{
+	uint32_t tally = slot->tally & ~SYSTEM_ONLY;
+	return tally < MAX_TALLIES ? atomic_load(&tallies[tally]) : 0;
+}
+
+/* A CPU timer whose thread has exited reads as all zeros, even its
+ * interval; a thread with the same tid later is a different thread. */
+static int timer_alive(struct thread_slot *slot)
+{
+	struct itimerspec now;
+	if (syscall(SYS_timer_gettime, slot->handle, &now) != 0)
+		return 0;
+	return now.it_interval.tv_sec != 0 || now.it_interval.tv_nsec != 0;
+}
+
+static int timer_set_hz(struct thread_slot *slot, unsigned hz)
+{
+	set_period(hz);	/* a system-time timer charges in the new periods */
+	if (!slot)
+		return 0;
+	/* Its tally counted periods of the old length: no reckoning of
+	   what it is owed at the end. */
+	slot->tally = NO_TALLY;
+	return syscall(SYS_timer_settime, slot->handle, 0, &period, NULL) ? -errno : 0;
+}
+
+static uint64_t timer_disarm(struct thread_slot *slot)
+{
+	uint64_t now, owed = 0;
+	if (!(slot->tally & SYSTEM_ONLY) && thread_cpu_ns(slot->tid, &now) == 0
+	    && (int64_t)now > slot->base_ns) {
+		uint64_t due = (uint64_t)((int64_t)now - slot->base_ns) / period_now();
+		uint64_t got = atomic_load(&tallies[slot->tally]);
+		owed = due > got ? due - got : 0;
+	}
+	syscall(SYS_timer_delete, slot->handle);
+	slot->handle = -1;
+	return owed;
+}
+
+static void timer_forget(struct thread_slot *slot)
+{
+	/* Timers are not inherited across fork: nothing to release. */
+	slot->handle = -1;
+}
+
+static void timer_close(void)
+{
+	if (!timer_signal)
+		return;
+	/* Ignoring a signal discards every pending instance of it; then
+	   the default leaves no trace for an exec'd image to inherit. */
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(timer_signal, &sa, NULL);
+	sa.sa_handler = SIG_DFL;
+	sigaction(timer_signal, &sa, NULL);
+	timer_signal = 0;
+}
+
+const struct backend backend_timer = {
+	.name = "timer",
+	.id = PROFIL_BACKEND_TIMER,
+	.open = timer_open,
+	.arm = timer_arm,
+	.alive = timer_alive,
+	.set_hz = timer_set_hz,
+	.disarm = timer_disarm,
+	.forget = timer_forget,
+	.close = timer_close,
+};

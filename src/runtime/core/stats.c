@@ -1,0 +1,21 @@
+/*
+ * stats.c - the process's sample statistics.
+ * Async-signal-safe: atomics only.
+ */
+#include "core/stats.h"
+
+struct stats stats;
+
+void stats_reset(void)
+{
+	atomic_store(&stats.counted, 0);
+	atomic_store(&stats.outside, 0);
+	atomic_store(&stats.saturated, 0);
+	atomic_store(&stats.lost, 0);
+	atomic_store(&stats.observed, 0);
+	atomic_store(&stats.cpu_ns, 0);
+	atomic_store(&stats.system, 0);
+	atomic_store(&stats.threads, 0);
+	atomic_store(&stats.threads_unsampled, 0);
+	atomic_store(&stats.threads_fallback, 0);
+}

@@ -1,0 +1,922 @@
+/*
+ * preload.c - profiling an unmodified program: the mode `profil run`
+ * turns on by preloading libprofil with PROFIL_RUN set.
+ *
+ * At load, every executable range of every mapped object (the program,
+ * its libraries, the vDSO) gets a histogram of 32-bit counters, one per
+ * 2 bytes of text, and sampling starts into all of them at once.  The
+ * histograms are not in the process's memory but in the profile file
+ * itself, mapped shared (profil(5)): a sample is on its way to the disk
+ * as soon as it is counted, so a process killed hard loses nothing but
+ * the statistics of its last second, which the sampling path copies into
+ * the header about once a second.
+ *
+ * The file also has a thread table (thread_table.c): each sample counted
+ * is counted in its thread's entry too, with the counter it went to, so
+ * that the profile can be shown per thread.  PROFIL_RUN_THREADS (profil
+ * run --threads) sizes it; threads past it share one entry.
+ *
+ * dlopen and dlclose are interposed: a library gets its histogram as it
+ * is opened, and before it is closed its histogram leaves the sink set
+ * but stays in the file, under the library's name (and counts on if the
+ * library is opened again at the same address).  A fork child starts
+ * a file of its own; an exec closes the file, and the new program, which
+ * inherits PROFIL_RUN, starts another.
+ *
+ * preload_sampled() runs in signal handlers, and preload_exiting() may
+ * (from _exit): they are async-signal-safe and lock-free (atomics,
+ * clock_gettime).  preload_thread_end() runs in an ending thread,
+ * without a lock (the table is lock-free).  Everything else runs under
+ * `lock`, never in a handler.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../../include/profil.h"
+#include "../../common/bins.h"
+#include "../../format/profile.h"
+#include "preload/dlname.h"
+#include "core/env.h"
+#include "files/outname.h"
+#include "core/sampler.h"
+#include "core/stats.h"
+#include "sinks/thread_table.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+struct seg {
+	struct profile_segment *head;	/* mapped with its counters */
+	uint64_t size;
+	int unmapped;
+	struct profile_segment *sys;	/* its system counts, or NULL */
+	uint64_t sys_size;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int on;		/* the preload mode is running */
+static int fd = -1;		/* open only while the file grows: file_open */
+static char path[PATH_MAX];	/* the file, absolute */
+static dev_t file_dev;
+static ino_t file_ino;
+static struct profile_header *header;
+static struct seg *segs;
+static size_t nsegs, capacity;
+static uint32_t nfile;		/* segments in the file, system counts too */
+static uint64_t run_id;
+static _Atomic int64_t next_update_ns;
+
+/* The file's thread table, when it has one (table points at it). */
+#define THREADS_DEFAULT 1024u	/* entries, "other threads" included */
+/* Slots of the pc pool: 256 a thread, up to 1 MiB (touched as used). */
+#define THREAD_PCS_EACH 256u
+#define THREAD_PCS_MAX 65536u
+static struct thread_table thread_table;
+static struct thread_table *_Atomic table;
+static void *table_map;
+static uint64_t table_size;
+
+/* ---- The sampling path. ---- */
+
+static int64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Copy the statistics into the header.  Async-signal-safe. */
+static void publish_stats(struct profile_header *h)
+{
+	uint64_t counted = atomic_load(&stats.counted);
+	uint64_t outside = atomic_load(&stats.outside);
+	uint64_t saturated = atomic_load(&stats.saturated);
+	uint64_t lost = atomic_load(&stats.lost);
+	uint64_t observed = atomic_load(&stats.observed);
+	uint64_t cpu_ns = atomic_load(&stats.cpu_ns);
+	h->counted = counted;
+	h->outside = outside;
+	h->saturated = saturated;
+	h->lost = lost;
+	h->taken = counted + outside + saturated + lost;
+	h->observed = observed;
+	h->cpu_ns = cpu_ns;
+	h->achieved_hz = cpu_ns ? (uint32_t)(observed * 1000000000.0 / cpu_ns + 0.5) : 0;
+	h->threads = atomic_load(&stats.threads);
+	h->threads_unsampled = atomic_load(&stats.threads_unsampled);
+	h->threads_fallback = atomic_load(&stats.threads_fallback);
+	h->system = atomic_load(&stats.system);
+	struct thread_table *t = atomic_load(&table);
+	h->unattributed = t ? atomic_load(&t->unattributed) : 0;
+	h->backend = sampler_backend_in_use();
+	h->perf_errno = (uint32_t)sampler_passed_over();
+	if (sampler_user_only())
+		h->flags |= PROFILE_F_NO_KERNEL;
+	if (sinks_faults())
+		h->flags |= PROFILE_F_WRITE_LOST;
+	h->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
+}
+
+/* After each counted sample: the header's statistics, once a second. */
+static void preload_sampled(void)
+{
+	int64_t now = now_ns(CLOCK_MONOTONIC_COARSE);
+	int64_t due = atomic_load_explicit(&next_update_ns, memory_order_relaxed);
+	if (now < due || !atomic_compare_exchange_strong(&next_update_ns, &due,
+							 now + 500000000))
+		return;
+	struct profile_header *h = header;
+	if (h)
+		publish_stats(h);
+}
+
+/* ---- The file. ---- */
+
+static void complain(const char *what, const char *name)
+{
+	char line[PATH_MAX + 128];
+	int n = snprintf(line, sizeof line, "libprofil: %s %s: %s\n", what, name,
+			 strerror(errno));
+	if (n > 0) {
+		ssize_t r = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n
+								       : sizeof line - 1);
+		(void)r;
+	}
+}
+
+/* Copy src into dst of size bytes, cut if need be. */
+static void copy(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+	if (n > size - 1)
+		n = size - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* The program's name, for %n and the default file name. */
+static void program_name(char *out, size_t size)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	const char *base = strrchr(exe, '/');
+	copy(out, size, base ? base + 1 : n > 0 ? exe : "program");
+}
+
+/*
+ * The command line, read once at start (a fork child has the same one;
+ * a program that rewrites its argv later does not change what it was
+ * run as).  As /proc/self/cmdline gives it: NUL-terminated arguments.
+ */
+static char cmdline[PROFILE_CMDLINE_MAX];
+static uint32_t cmdline_len;
+static int cmdline_cut;
+
+static void read_cmdline(void)
+{
+	int in = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return;	/* no /proc: argv[0] alone, as before */
+	char more;
+	for (;;) {
+		ssize_t r = cmdline_len < sizeof cmdline
+			    ? read(in, cmdline + cmdline_len, sizeof cmdline - cmdline_len)
+			    : read(in, &more, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		if (cmdline_len == sizeof cmdline) {
+			cmdline_cut = 1;
+			break;
+		}
+		cmdline_len += (uint32_t)r;
+	}
+	close(in);
+}
+
+/* PROFIL_OUT with %p, %n and %% expanded (cut to size if too long). */
+static void expand(const char *pattern, char *out, size_t size)
+{
+	char name[256];
+	program_name(name, sizeof name);
+	outname_expand(pattern, name, (unsigned long)getpid(), out, size);
+}
+
+/* The file name as SPEC section 6 says, before any suffix. */
+static void file_name(char *out, size_t size)
+{
+	/* secure_getenv: nothing chooses a path in a set-ID program. */
+	const char *outname = secure_getenv("PROFIL_OUT");
+	const char *prefix = secure_getenv("GMON_OUT_PREFIX");
+	const char *dir = secure_getenv("PROFDIR");
+	static int dir_bad = -1;	/* checked once; a fork child knows */
+	struct stat st;
+	if (dir && *dir && dir_bad < 0) {
+		dir_bad = stat(dir, &st) != 0 || !S_ISDIR(st.st_mode);
+		if (dir_bad)
+			env_complain("PROFDIR", dir, "not a directory that can be opened",
+				     "the current directory");
+	}
+	if (dir_bad > 0)
+		dir = NULL;
+	char name[256];
+	program_name(name, sizeof name);
+	if (outname && *outname)
+		expand(outname, out, size);
+	else if (prefix && *prefix)
+		snprintf(out, size, "%s.%d", prefix, (int)getpid());
+	else
+		snprintf(out, size, "%s%sgmon.%s.%d.out", dir && *dir ? dir : "",
+			 dir && *dir ? "/" : "", name, (int)getpid());
+}
+
+/* name made absolute into path (cut if it does not fit). */
+static void set_path(const char *name)
+{
+	char cwd[PATH_MAX];
+	if (name[0] != '/' && getcwd(cwd, sizeof cwd) && strlen(cwd) + strlen(name) + 2 <= sizeof path)
+		strcat(strcat(strcpy(path, cwd), "/"), name);
+	else
+		copy(path, sizeof path, name);
+}
+
+/* Add the file's name to the run's list, for `profil report`. */
+static void list_file(void)
+{
+	const char *list = secure_getenv("PROFIL_RUN_LIST");
+	if (!list || !*list)
+		return;
+	char line[PATH_MAX + 2];
+	strcat(strcpy(line, path), "\n");
+	int lfd = open(list, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+	if (lfd < 0) {
+		complain("cannot list the profile in", list);
+		return;
+	}
+	if (write(lfd, line, strlen(line)) != (ssize_t)strlen(line))	/* one write: atomic */
+		complain("cannot list the profile in", list);
+	close(lfd);
+}
+
+/*
+ * Write a page of zeros at offset at of the file.  The pages written
+ * through the mapping outside a signal handler (the header, the head of
+ * each segment) are allocated this way first: on a full file system a
+ * write to a page the file system cannot give would be a SIGBUS, where
+ * this is ENOSPC.  Counters stay sparse (a fault there loses a sample,
+ * sink.c's lose_faults).
+ */
+static int write_page(uint64_t at)
+{
+	static const char zeros[PROFILE_PAGE];
+	for (;;) {
+		ssize_t w = pwrite(fd, zeros, sizeof zeros, (off_t)at);
+		if (w == (ssize_t)sizeof zeros)
+			return 0;
+		if (w >= 0)
+			errno = ENOSPC;
+		if (w >= 0 || errno != EINTR)
+			return -1;
+	}
+}
+
+/* Entries of the thread table: PROFIL_RUN_THREADS, else the default. */
+static uint32_t thread_entries(void)
+{
+	const char *v = getenv("PROFIL_RUN_THREADS");
+	if (!v || !*v)
+		return THREADS_DEFAULT;
+	char *end;
+	unsigned long n = strtoul(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end || n > PROFILE_THREADS_MAX - 1) {
+		env_complain("PROFIL_RUN_THREADS", v, "not a whole number from 0 to 65534",
+			     "1023");
+		return THREADS_DEFAULT;
+	}
+	return n ? (uint32_t)n + 1 : 0;	/* and "other threads" */
+}
+
+/* Right after the header: the thread table, if it can be had. */
+static void add_thread_table(void)
+{
+	uint32_t n = thread_entries();
+	if (!n)
+		return;
+	uint64_t npcs = THREAD_PCS_EACH;
+	while (npcs < (uint64_t)n * THREAD_PCS_EACH && npcs < THREAD_PCS_MAX)
+		npcs *= 2;
+	uint64_t size = profile_threads_size(n, npcs);
+	if (ftruncate(fd, (off_t)(PROFILE_PAGE + size)) != 0)
+		return;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, PROFILE_PAGE);
+	if (p == MAP_FAILED)
+		return;
+	table_map = p;
+	table_size = size;
+	thread_table.entries = p;
+	thread_table.nentries = n;
+	thread_table.pcs = (struct profile_pc *)((char *)p + n * sizeof(struct profile_thread));
+	thread_table.npcs = npcs;
+	thread_table.owner = (uint32_t)getpid();
+	atomic_store(&thread_table.unattributed, 0);
+	atomic_store(&thread_table.broken, 0);
+	header->threads_at = PROFILE_PAGE;
+	header->threads_size = size;
+	header->thread_entries = n;
+	header->thread_pcs = npcs;
+	header->end = PROFILE_PAGE + size;
+	atomic_store(&table, &thread_table);
+}
+
+/* Create the file: never through a symbolic link, never over another. */
+static int create_file(void)
+{
+	char base[PATH_MAX - 16], name[PATH_MAX];
+	file_name(base, sizeof base);
+	copy(name, sizeof name, base);
+	for (int i = 1; i < 1000; i++) {
+		fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+		snprintf(name, sizeof name, "%s.%d", base, i);
+	}
+	if (fd < 0) {
+		complain("cannot create profile", name);
+		return -1;
+	}
+	if (write_page(0) != 0) {
+		complain("cannot write profile", name);
+		goto fail;
+	}
+	header = mmap(NULL, PROFILE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (header == MAP_FAILED) {
+		header = NULL;
+		complain("cannot map profile", name);
+		goto fail;
+	}
+	memset(header, 0, sizeof *header);
+	memcpy(header->magic, PROFILE_MAGIC, 8);
+	header->version = PROFILE_VERSION;
+	header->state = PROFILE_RUNNING;
+	header->byte_order = 0x01020304;
+	header->end = PROFILE_PAGE;
+	header->pid = getpid();
+	header->ppid = getppid();
+	header->hz = sampler_hz();
+	header->start_ns = header->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
+	header->run_id = run_id;
+	program_name(header->command, sizeof header->command);
+	memcpy(header->cmdline, cmdline, cmdline_len);
+	header->cmdline_len = cmdline_len;
+	if (cmdline_cut)
+		header->flags |= PROFILE_F_CMDLINE_CUT;
+	set_path(name);
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		file_dev = st.st_dev;
+		file_ino = st.st_ino;
+	}
+	add_thread_table();
+	return 0;
+fail:
+	close(fd);
+	unlink(name);
+	fd = -1;
+	return -1;
+}
+
+/*
+ * Open the file again to grow it, by name, and only if it is still the
+ * file made (same device and inode).  Between growths no descriptor is
+ * held: a program at its RLIMIT_NOFILE keeps every descriptor it would
+ * have without the profiler.  0, or -1 once said why.
+ */
+static int file_open(void)
+{
+	static int said;
+	struct stat st;
+	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != file_dev || st.st_ino != file_ino)) {
+		close(fd);
+		fd = -1;
+		errno = ESTALE;
+	}
+	if (fd < 0 && !said++)
+		complain("cannot add libraries opened later to profile", path);
+	return fd < 0 ? -1 : 0;
+}
+
+static void file_close(void)
+{
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+}
+
+/* Grow the file by a segment of ncounters counters, mapped; or NULL. */
+static struct profile_segment *grow(uint64_t ncounters)
+{
+	uint64_t size = profile_segment_size(ncounters, 4);
+	uint64_t at = header->end;
+	if (fd < 0)
+		return NULL;
+	if (write_page(at) != 0 || ftruncate(fd, (off_t)(at + size)) != 0) {
+		static int said;
+		if (!said++)
+			complain("cannot add objects to profile", path);
+		return NULL;
+	}
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
+	if (p == MAP_FAILED)
+		return NULL;
+	header->end = at + size;
+	nfile++;
+	struct profile_segment *head = p;
+	head->size = size;
+	head->ncounters = ncounters;
+	head->scale = BINS_SCALE_ONE;
+	head->width = 4;
+	return head;
+}
+
+/* Append a segment of ncounters counters; NULL if the file cannot grow. */
+static struct profile_segment *append(uint64_t ncounters)
+{
+	uint64_t size = profile_segment_size(ncounters, 4);
+	if (nsegs == capacity) {
+		size_t n = capacity ? capacity * 2 : 32;
+		struct seg *s = realloc(segs, n * sizeof *s);
+		if (!s)
+			return NULL;
+		segs = s;
+		capacity = n;
+	}
+	struct profile_segment *head = grow(ncounters);
+	if (head)
+		segs[nsegs++] = (struct seg){ .head = head, .size = size };
+	return head;
+}
+
+/*
+ * Give the last segment, once filled in, a companion right after it that
+ * counts which of its samples stand for kernel time: the same head but
+ * for the flag.  Without room for it the segment just has no split.
+ */
+static void add_system(void)
+{
+	struct seg *s = &segs[nsegs - 1];
+	struct profile_segment *h = grow(s->head->ncounters);
+	if (!h)
+		return;
+	uint64_t size = h->size;
+	memcpy(h, s->head, PROFILE_PAGE);
+	h->size = size;
+	h->flags |= PROFILE_SEG_SYSTEM;
+	s->sys = h;
+	s->sys_size = size;
+}
+
+/* Publish the segments filled in so far: readers see them from now on. */
+static void publish_segments(void)
+{
+	atomic_thread_fence(memory_order_release);
+	header->nsegments = nfile;
+}
+
+/* ---- Objects. ---- */
+
+static void build_id(const struct dl_phdr_info *info, uint8_t id[64], uint32_t *len)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE)
+			continue;
+		const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		const char *end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof *n;
+			const char *desc = name + ((n->n_namesz + 3) & ~3u);
+			if (desc + n->n_descsz > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4
+			    && memcmp(name, "GNU", 4) == 0
+			    && n->n_descsz <= 64) {
+				memcpy(id, desc, n->n_descsz);
+				*len = n->n_descsz;
+				return;
+			}
+			p = desc + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+}
+
+static int known(uint64_t start, uint64_t length)
+{
+	for (size_t i = 0; i < nsegs; i++) {
+		const struct profile_segment *h = segs[i].head;
+		if (!segs[i].unmapped && h->start == start && h->vaddr + h->bias + h->length
+		    == start + length)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A segment of an object closed earlier that is now mapped again at the
+ * same place (the same library opened again): it counts on, flagged
+ * mapped again, instead of one more segment per dlopen, which a
+ * program that opens and closes a plugin in a loop would pile up in
+ * the file and in memory without end.
+ */
+static struct seg *reopened(uint64_t start, uint64_t bias, const ElfW(Phdr) *ph,
+			    const char *path, const uint8_t *id, uint32_t idlen)
+{
+	for (size_t i = 0; i < nsegs; i++) {
+		const struct profile_segment *h = segs[i].head;
+		if (segs[i].unmapped && h->start == start && h->bias == bias
+		    && h->vaddr == ph->p_vaddr && h->length == ph->p_memsz
+		    && h->file_offset == ph->p_offset && h->build_id_len == idlen
+		    && memcmp(h->build_id, id, idlen) == 0
+		    && strncmp(h->path, path, sizeof h->path - 1) == 0)
+			return &segs[i];
+	}
+	return NULL;
+}
+
+/* data, if not NULL, is an int set to 1 when a segment is mapped again. */
+static int add_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	const char *name = info->dlpi_name;
+	char path[PATH_MAX];
+	int flags = 0;
+	int fresh = 0;	/* listed again after each dlopen: skip realpath if known */
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		fresh |= ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && ph->p_memsz
+			 && !known(info->dlpi_addr + ph->p_vaddr, ph->p_memsz);
+	}
+	if (!fresh)
+		return 0;
+	if (name == NULL || name[0] == '\0') {	/* the program */
+		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+		path[n > 0 ? n : 0] = '\0';
+		flags = PROFILE_SEG_MAIN;
+	} else if (strncmp(name, "linux-vdso", 10) == 0 || strncmp(name, "linux-gate", 10) == 0) {
+		copy(path, sizeof path, "[vdso]");
+		flags = PROFILE_SEG_VDSO;
+	} else if (!realpath(name, path)) {
+		copy(path, sizeof path, name);
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0)
+			continue;
+		uint64_t start = info->dlpi_addr + ph->p_vaddr;
+		if (known(start, ph->p_memsz))
+			continue;
+		uint8_t id[64];
+		uint32_t idlen = 0;
+		build_id(info, id, &idlen);
+		struct seg *again = reopened(start, info->dlpi_addr, ph, path, id, idlen);
+		if (again) {
+			again->unmapped = 0;
+			again->head->flags &= ~PROFILE_SEG_UNMAPPED;
+			if (again->sys)
+				again->sys->flags &= ~PROFILE_SEG_UNMAPPED;
+			if (data)
+				*(int *)data = 1;
+			continue;
+		}
+		uint64_t n = bins_count_for_range(start, start + ph->p_memsz, BINS_SCALE_ONE);
+		struct profile_segment *head = append(n);
+		if (!head)
+			return 1;
+		head->start = start;
+		head->bias = info->dlpi_addr;
+		head->vaddr = ph->p_vaddr;
+		head->length = ph->p_memsz;
+		head->file_offset = ph->p_offset;
+		head->flags = flags;
+		copy(head->path, sizeof head->path, path);
+		memcpy(head->build_id, id, idlen);
+		head->build_id_len = idlen;
+		add_system();
+	}
+	return 0;
+}
+
+/* Is [start, start+length) still an executable range of a loaded object? */
+struct probe { uint64_t start, length; int found; };
+
+static int find_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct probe *pr = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)
+		    && info->dlpi_addr + ph->p_vaddr == pr->start && ph->p_memsz == pr->length)
+			pr->found = 1;
+	}
+	return pr->found;
+}
+
+static struct region region_of(const struct profile_segment *h, enum region_kind kind,
+			       size_t index)
+{
+	return (struct region){
+		.id = (uint32_t)index,
+		.offset = h->start,
+		.ncounters = h->ncounters,
+		.scale = h->scale,
+		.width = 4,
+		.base = (char *)h + PROFILE_PAGE,
+		.kind = kind,
+	};
+}
+
+/* The sink set: every segment of a mapped object (and its system
+   counts), highest first; NULL (errno ENOMEM) if there is no memory. */
+static struct sink_set *make_set(void)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < nsegs; i++)
+		n += segs[i].unmapped ? 0 : segs[i].sys ? 2 : 1;
+	struct sink_set *set = sinks_new((unsigned)n);
+	if (!set)
+		return NULL;
+	set->lose_faults = 1;
+	set->threads = atomic_load(&table);
+	size_t k = 0;
+	for (size_t i = 0; i < nsegs; i++) {	/* i: the segment's index in the file */
+		if (segs[i].unmapped)
+			continue;
+		set->regions[k++] = region_of(segs[i].head, REGION_BINS, i);
+		if (segs[i].sys)
+			set->regions[k++] = region_of(segs[i].sys, REGION_SYSTEM, i);
+	}
+	for (size_t i = 1; i < n; i++)	/* insertion sort: few regions */
+		for (size_t j = i; j > 0 && set->regions[j].offset > set->regions[j - 1].offset; j--) {
+			struct region t = set->regions[j];
+			set->regions[j] = set->regions[j - 1];
+			set->regions[j - 1] = t;
+		}
+	return set;
+}
+
+static int install_sinks(void)
+{
+	struct sink_set *set = make_set();
+	return set ? sampler_start(set) : -1;
+}
+
+/* Look for new objects and objects gone; restart into the new set. */
+static void rescan(void)
+{
+	size_t before = nsegs;
+	int changed = 0;
+	for (size_t i = 0; i < nsegs; i++) {
+		if (segs[i].unmapped)
+			continue;
+		struct probe pr = { segs[i].head->start, segs[i].head->length, 0 };
+		dl_iterate_phdr(find_range, &pr);
+		if (!pr.found) {
+			segs[i].unmapped = 1;
+			segs[i].head->flags |= PROFILE_SEG_UNMAPPED;
+			if (segs[i].sys)
+				segs[i].sys->flags |= PROFILE_SEG_UNMAPPED;
+			changed = 1;
+		}
+	}
+	if (file_open() == 0) {
+		dl_iterate_phdr(add_object, &changed);
+		file_close();
+	}
+	publish_segments();
+	if (nsegs != before || changed)
+		install_sinks();
+}
+
+static void finish(int state)
+{
+	struct thread_table *t = atomic_load(&table);
+	if (t)
+		threadtab_name_all(t);
+	publish_stats(header);
+	header->state = (uint32_t)state;
+	uint64_t lost = sinks_faults();
+	if (lost) {
+		/* A page of counters the file system could not give (a full
+		   disk, a quota): those samples are lost, the rest are there. */
+		char what[96];
+		snprintf(what, sizeof what, "%llu samples lost: no room for the counters in",
+			 (unsigned long long)lost);
+		errno = ENOSPC;
+		complain(what, path);
+	}
+}
+
+/* ---- Hooks from the sampler. ---- */
+
+/* In a fork child: a file of its own, the same objects, zero counts. */
+static void preload_fork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	lock = fresh;
+	struct seg *old = segs;
+	size_t nold = nsegs;
+	struct profile_header *old_header = header;
+	atomic_store(&table, NULL);	/* the parent's */
+	if (table_map)
+		munmap(table_map, table_size);
+	table_map = NULL;
+	segs = NULL;
+	nsegs = capacity = 0;
+	nfile = 0;
+	header = NULL;
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	stats_reset();
+	int ok = create_file() == 0;
+	for (size_t i = 0; ok && i < nold; i++) {
+		if (old[i].unmapped)
+			continue;
+		const struct profile_segment *o = old[i].head;
+		struct profile_segment *h = append(o->ncounters);
+		if (!h) {
+			ok = 0;
+			break;
+		}
+		uint64_t size = h->size;
+		memcpy(h, o, PROFILE_PAGE);
+		h->size = size;
+		if (old[i].sys)
+			add_system();
+	}
+	file_close();
+	if (ok)
+		list_file();
+	for (size_t i = 0; i < nold; i++) {
+		munmap(old[i].head, old[i].size);
+		if (old[i].sys)
+			munmap(old[i].sys, old[i].sys_size);
+	}
+	free(old);
+	if (old_header)
+		munmap(old_header, PROFILE_PAGE);
+	if (!ok) {
+		on = 0;
+		sinks_replace(NULL);
+		return;
+	}
+	publish_segments();
+	struct sink_set *set = make_set();
+	sinks_replace(set);	/* NULL without memory: no more samples */
+}
+
+static void preload_before_exec(void)
+{
+	if (header)
+		finish(PROFILE_COMPLETE);
+}
+
+static void preload_exec_failed(void)
+{
+	if (header)
+		header->state = PROFILE_RUNNING;
+}
+
+/* In a thread that ends, its sampler stopped. */
+static void preload_thread_end(pid_t tid)
+{
+	struct thread_table *t = atomic_load(&table);
+	if (t && on)
+		threadtab_end(t, tid);
+}
+
+/*
+ * _exit: the sampler has stopped counting; the statistics go into the
+ * header and the file is whole.  Async-signal-safe (a handler may call
+ * _exit), so not finish(): no thread names, no message of lost pages.
+ * The file stays mapped until the process is gone.
+ */
+static void preload_exiting(void)
+{
+	if (header && atomic_load(&on)) {
+		publish_stats(header);
+		header->state = PROFILE_COMPLETE;
+	}
+}
+
+static const struct sampler_hooks hooks = {
+	.sampled = preload_sampled,
+	.thread_end = preload_thread_end,
+	.fork_child = preload_fork_child,
+	.before_exec = preload_before_exec,
+	.exec_failed = preload_exec_failed,
+	.exiting = preload_exiting,
+};
+
+/* ---- Start and end. ---- */
+
+void preload_init(void)
+{
+	const char *runs = getenv("PROFIL_RUN");
+	if (!runs || !*runs || getauxval(AT_SECURE))
+		return;
+	run_id = strtoull(runs, NULL, 10);
+	pthread_mutex_lock(&lock);
+	read_cmdline();
+	if (create_file() != 0) {
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	dl_iterate_phdr(add_object, NULL);
+	file_close();	/* before listing it: that takes a descriptor too */
+	list_file();
+	publish_segments();
+	sampler_set_preload_hooks(&hooks);
+	on = 1;
+	if (install_sinks() != 0) {
+		complain("cannot start sampling for", header->command);
+		on = 0;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+	if (!on)
+		return;
+	sampler_stop();
+	pthread_mutex_lock(&lock);
+	if (header && on)
+		finish(PROFILE_COMPLETE);
+	on = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- dlopen and dlclose. ---- */
+
+typedef void *dlopen_fn(const char *, int);
+typedef int dlclose_fn(void *);
+
+EXPORT void *dlopen(const char *file, int mode)
+{
+	static dlopen_fn *_Atomic real;
+	if (!real)
+		real = (dlopen_fn *)dlsym(RTLD_NEXT, "dlopen");
+	char path[PATH_MAX];
+	const char *name = dlname_as_caller(file, __builtin_return_address(0), path, sizeof path);
+	void *h = NULL;
+	if (name != file)	/* one loaded already under that name wins, as in glibc */
+		h = real(file, mode | RTLD_NOLOAD);
+	if (!h)
+		h = real(name, mode);
+	if (h && on) {
+		pthread_mutex_lock(&lock);
+		if (on)
+			rescan();
+		pthread_mutex_unlock(&lock);
+	}
+	return h;
+}
+
+EXPORT int dlclose(void *handle)
+{
+	static dlclose_fn *_Atomic real;
+	if (!real)
+		real = (dlclose_fn *)dlsym(RTLD_NEXT, "dlclose");
+	if (!on)
+		return real(handle);
+	/*
+	 * Once the library is closed, its histogram leaves the sink set (it
+	 * stays in the file): the addresses it leaves free may be given to
+	 * the next library opened.
+	 */
+	pthread_mutex_lock(&lock);
+	int r = real(handle);
+	if (on)
+		rescan();
+	pthread_mutex_unlock(&lock);
+	return r;
+}

@@ -1,0 +1,191 @@
+/*
+ * sink.c - counting samples into the program's histograms.
+ *
+ * sinks_count() and sinks_count_system() run in signal handlers: they
+ * are async-signal-safe and lock-free (no malloc, no stdio, no locks).
+ * A set with a thread table counts each sample into its thread's entry
+ * on the same path (thread_table.c), with what the histogram took.
+ *
+ * Replacing the sink set uses two reader counters indexed by the parity
+ * of an epoch, a small form of RCU: a handler announces itself on the
+ * counter of the current epoch, checks that the epoch did not move, and
+ * only then reads the set.  The writer publishes the new set, moves the
+ * epoch, and waits for the old epoch's counter to drain; handlers are
+ * short and never block, so the wait is a few microseconds.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "../../common/bins.h"
+#include "sinks/satadd.h"
+#include "sinks/sink.h"
+#include "core/stats.h"
+#include "sinks/thread_table.h"
+
+static _Atomic(struct sink_set *) current;
+static atomic_uint epoch;
+static atomic_uint readers[2];
+static _Atomic uint64_t faults;	/* samples lost in lose_faults sets */
+
+struct sink_set *sinks_new(unsigned n)
+{
+	struct sink_set *set = calloc(1, sizeof *set + n * sizeof set->regions[0]);
+	if (set)
+		set->nregions = n;
+	return set;
+}
+
+void sinks_quiesce(void)
+{
+	unsigned e = atomic_fetch_add(&epoch, 1);
+	while (atomic_load(&readers[e & 1]) != 0)
+		sched_yield();
+}
+
+void sinks_replace(struct sink_set *set)
+{
+	struct sink_set *old = atomic_exchange(&current, set);
+	sinks_quiesce();
+	free(old);
+}
+
+int sinks_installed(void)
+{
+	return atomic_load(&current) != NULL;
+}
+
+int sinks_owner(void)
+{
+	const struct sink_set *set = atomic_load(&current);
+	return set ? (int)set->owner : -1;
+}
+
+uint64_t sinks_faults(void)
+{
+	return atomic_load(&faults);
+}
+
+void sinks_after_fork(void)
+{
+	atomic_store(&faults, 0);
+	atomic_store(&readers[0], 0);
+	atomic_store(&readers[1], 0);
+}
+
+/* Add weight to counter index of r, and file the outcome; with a
+   thread table, what was counted goes to who's entry too. */
+static enum sink_result add_to(const struct sink_set *set, const struct region *r,
+			       uint64_t index, uint32_t weight, struct thread_ref *who)
+{
+	int64_t added = r->width == 4
+		? satadd32((uint32_t *)r->base + index, weight)
+		: satadd16((uint16_t *)r->base + index, weight);
+	if (added < 0) {
+		stats_add(&stats.lost, weight);
+		return SINK_FAULT;
+	}
+	stats_add(&stats.counted, (uint64_t)added);
+	stats_add(&stats.saturated, weight - (uint64_t)added);
+	if (set->threads && who)
+		threadtab_count(set->threads, who, r->kind == REGION_BINS ? r->id : UINT32_MAX,
+				index, (uint32_t)added);
+	return SINK_OK;
+}
+
+/*
+ * Store pc in the next weight free slots of r.  A slot index is claimed
+ * with one atomic addition, so threads never share a slot; the index may
+ * run past the end, and the samples that find no slot are saturated.
+ */
+static enum sink_result store_pcs(const struct sink_set *set, const struct region *r,
+				  uintptr_t pc, uint32_t weight, struct thread_ref *who)
+{
+	uint64_t first = atomic_fetch_add(r->next, weight);
+	uint64_t stored = 0;
+	for (uint64_t i = first; i < r->ncounters && stored < weight; i++, stored++) {
+		if (satstore64((uint64_t *)r->base + i, pc) < 0) {
+			stats_add(&stats.counted, stored);
+			stats_add(&stats.lost, weight - stored);
+			return SINK_FAULT;
+		}
+	}
+	stats_add(&stats.counted, stored);
+	stats_add(&stats.saturated, weight - stored);
+	if (set->threads && who)
+		threadtab_count(set->threads, who, UINT32_MAX, 0, (uint32_t)stored);
+	return SINK_OK;
+}
+
+static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
+				 uint32_t weight, struct thread_ref *who)
+{
+	const struct region *overflow = NULL;
+	for (unsigned i = 0; i < set->nregions; i++) {
+		const struct region *r = &set->regions[i];
+		uint64_t index;
+		if (r->kind == REGION_PCS)
+			return store_pcs(set, r, pc, weight, who);
+		if (r->kind == REGION_SYSTEM)
+			continue;
+		if (r->kind == REGION_OVERFLOW)
+			overflow = r;
+		else if (bins_index(pc, r->offset, r->scale, r->ncounters, &index)) {
+			enum sink_result res = add_to(set, r, index, weight, who);
+			if (res == SINK_FAULT && set->lose_faults) {
+				atomic_fetch_add_explicit(&faults, weight, memory_order_relaxed);
+				res = SINK_OK;	/* lost; the other pages still count */
+			}
+			return res;
+		}
+	}
+	if (overflow)
+		return add_to(set, overflow, 0, weight, who);
+	stats_add(&stats.outside, weight);
+	return SINK_OK;
+}
+
+unsigned sinks_enter(void)
+{
+	for (;;) {
+		unsigned e = atomic_load(&epoch);
+		atomic_fetch_add(&readers[e & 1], 1);
+		if (atomic_load(&epoch) == e)
+			return e;
+		atomic_fetch_sub(&readers[e & 1], 1);
+	}
+}
+
+void sinks_leave(unsigned token)
+{
+	atomic_fetch_sub(&readers[token & 1], 1);
+}
+
+enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *who)
+{
+	const struct sink_set *set = atomic_load(&current);
+	return set ? count_in(set, pc, weight, who) : SINK_NONE;
+}
+
+void sinks_count_system(uintptr_t pc, uint32_t system, struct thread_ref *who)
+{
+	const struct sink_set *set = atomic_load(&current);
+	if (!set || !system)
+		return;
+	for (unsigned i = 0; i < set->nregions; i++) {
+		const struct region *r = &set->regions[i];
+		uint64_t index;
+		if (r->kind != REGION_SYSTEM
+		    || !bins_index(pc, r->offset, r->scale, r->ncounters, &index))
+			continue;
+		/* A fault here faulted the histogram too: nothing to add. */
+		if (r->width == 4)
+			satadd32((uint32_t *)r->base + index, system);
+		else
+			satadd16((uint16_t *)r->base + index, system);
+		if (set->threads && who)
+			threadtab_count_system(set->threads, who, r->id, index, system);
+		return;
+	}
+}
