@@ -49,6 +49,16 @@ int cmd_export(int argc, char **argv);
 int temp_open(const char *out, char *tmp, size_t len, int mode);
 int temp_finish(int fd, const char *tmp, const char *out, int ok);
 
+/*
+ * SPEC 6b (outcheck.c): 1 after one line naming opt and out if out must
+ * not be written: a directory, not a regular file, one of files, the
+ * run list, exe, an object of m (either may be NULL), or a profile of
+ * any kind; 0 if it may be.
+ */
+struct model;
+int output_refused(const char *opt, const char *out, char *const *files, const char *exe,
+		   const struct model *m);
+
 /* profil merge of gmon.out files (merge_gmon.c): a gmon.out with the
    histograms and the call arcs summed. */
 int merge_gmon(char **files, const char *out);

@@ -470,6 +470,11 @@ int cmd_export(int argc, char **argv)
 		free((void *)filter.tids);
 		return 1;
 	}
+	if (output_refused("-o", out, files, exe, NULL)) {
+		free_files(files);
+		free((void *)filter.tids);
+		return 2;
+	}
 	struct model m = { 0 };
 	m.exe = exe;
 	if (filter.ntids || filter.comm)
@@ -478,6 +483,9 @@ int cmd_export(int argc, char **argv)
 	for (char **f = files; *f && !status; f++)
 		if (model_add_file(&m, *f) != 0)
 			status = 1;
+	/* The objects are known now: their files are not outputs either. */
+	if (!status && output_refused("-o", out, files, exe, &m))
+		status = 2;
 	free_files(files);
 	struct symbols **syms = calloc(m.nobjects + 1, sizeof *syms);
 	if (!status) {

@@ -215,6 +215,9 @@ int html_report(const char *out, char **files, const char *exe)
 		if (load(&procs[i], i ? &files[i - 1] : files, i ? 1 : nfiles, exe) != 0)
 			status = 1;
 	}
+	/* The objects are known now: their files are not outputs either. */
+	if (!status && output_refused("--html", out, files, exe, &procs[0].m))
+		status = 2;
 	if (!status && !procs[0].m.counted) {
 		error_line("--html: %s%s: no samples, no page written", files[0],
 			   nfiles > 1 ? " and the other files" : "");

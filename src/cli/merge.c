@@ -277,6 +277,10 @@ int cmd_merge(int argc, char **argv)
 	char **files = input_files(argc - optind, argv + optind);
 	if (!files)
 		return 1;
+	if (output_refused("-o", out, files, NULL, NULL)) {
+		free_files(files);
+		return 2;
+	}
 	if (gmon_is_file(files[0])) {
 		int st = merge_gmon(files, out);
 		free_files(files);

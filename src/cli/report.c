@@ -463,6 +463,11 @@ int cmd_report(int argc, char **argv)
 		free((void *)filter.tids);
 		return 1;
 	}
+	if (opt.html && output_refused("--html", opt.html, files, exe, NULL)) {
+		free_files(files);
+		free((void *)filter.tids);
+		return 2;
+	}
 	if (opt.html) {
 		int st = html_report(opt.html, files, exe);
 		free_files(files);
