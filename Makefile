@@ -115,6 +115,10 @@ $(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h src/runtime/*/*.h) $(B)/gen/p
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -I$(B)/gen $$(pkg-config --cflags libdw libprotobuf-c) -c -o $@ $<
 
+# profil --version: VERSION, rebuilt when it changes.
+$(B)/cli/src/cli/main.o: BASE += -DPROFIL_VERSION='"$(VERSION)"'
+$(B)/cli/src/cli/main.o: Makefile
+
 # pprof's profile.proto, compiled by protoc-c.
 $(B)/gen/pprof.pb-c.c $(B)/gen/pprof.pb-c.h: src/format/pprof.proto
 	@mkdir -p $(B)/gen

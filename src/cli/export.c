@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@
 #include "cli.h"
 #include "export.h"
 #include "model.h"
+#include "opts.h"
 #include "pprof.pb-c.h"
 #include "symbols.h"
 
@@ -410,61 +410,58 @@ done:
 	return fd < 0 ? -1 : temp_finish(fd, tmp, out, ok);
 }
 
+static const struct opt export_opts[] = {
+	{ "format", 'f', 'f', "pprof|gmon", "pprof's gzipped profile.proto, or gprof's gmon.out" },
+	{ "output", 'o', 'o', "FILE", "the file to write (never a profile or an input)" },
+	{ "object", 'O', 'O', "NAME", "gmon: the object to export, by default the program" },
+	{ "exe", 'e', 'e', "PROGRAM", "the program gmon.out files profiled" },
+	{ "tid", 0, 'I', "TID[,TID...]", "only the samples of those threads" },
+	{ "comm", 0, 'C', "NAME", "only threads whose name matches NAME (fnmatch)" },
+	{ "help", 'h', 'h', NULL, "this list" },
+	{ NULL, 0, 0, NULL, NULL },
+};
+
 int cmd_export(int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "object", required_argument, NULL, 'O' },
-		{ "exe", required_argument, NULL, 'e' },
-		{ "tid", required_argument, NULL, 'I' },
-		{ "comm", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0, 0, 0, 0 },
-	};
-	const char *format = NULL, *out = NULL, *object = NULL, *exe = NULL;
+	struct opts o = { .cmd = "export", .operands = "[FILE...]",
+			  .about = "Write FILEs, by default those of the last profil run, for pprof "
+				   "or gprof.", .v = export_opts };
+	const char *format = NULL, *out = NULL, *object = NULL, *exe = NULL, *tids = NULL, *v;
 	struct thread_filter filter = { NULL, 0, NULL };
 	int c;
-	opterr = 0;
 	optind = 0;	/* all of getopt's state afresh */
-	while ((c = getopt_long(argc, argv, "f:o:O:e:h", longs, NULL)) != -1) {
+	while ((c = opts_next(&o, argc, argv, &v)) != -1) {
 		switch (c) {
 		case 'f':
-			if (strcmp(optarg, "pprof") && strcmp(optarg, "gmon")) {
-				error_line("--format '%s': not one of pprof, gmon", optarg);
-				free((void *)filter.tids);
+			if (strcmp(v, "pprof") && strcmp(v, "gmon")) {
+				error_line("--format '%s': not one of pprof, gmon", v);
 				return 2;
 			}
-			format = optarg;
+			format = v;
 			break;
-		case 'o': out = optarg; break;
-		case 'O': object = optarg; break;
-		case 'e': exe = optarg; break;
-		case 'C': filter.comm = optarg; break;
-		case 'I':
-			if (thread_filter_tids(&filter, optarg) != 0)
-				return 2;
-			break;
+		case 'o': out = v; break;
+		case 'O': object = v; break;
+		case 'e': exe = v; break;
+		case 'C': filter.comm = v; break;
+		case 'I': tids = v; break;
 		case 'h':
-			puts("usage: profil export --format pprof|gmon -o OUT [--object NAME] [--exe PROGRAM] "
-			     "[--tid TID[,TID...]] [--comm NAME] [FILE...]");
-			free((void *)filter.tids);
+			opts_help(&o, stdout);
 			return 0;
 		default:
-			if (optopt)
-				error_line("export: unknown option or missing value: '-%c'", optopt);
-			else
-				error_line("export: unknown option '%s'", argv[optind - 1]);
-			free((void *)filter.tids);
 			return 2;
 		}
 	}
 	if (!format || !out) {
 		error_line(!format ? "export: no --format given (pprof or gmon)"
-				   : "export: no -o OUT given");
-		free((void *)filter.tids);
+				   : "export: no -o FILE given");
 		return 2;
 	}
+	if (object && strcmp(format, "gmon") != 0) {
+		error_line("export: --object and --format %s: only gmon.out is of one object", format);
+		return 2;
+	}
+	if (tids && thread_filter_tids(&filter, tids) != 0)
+		return 2;
 	char **files = input_files(argc - optind, argv + optind);
 	if (!files) {
 		free((void *)filter.tids);

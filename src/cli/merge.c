@@ -18,7 +18,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +27,7 @@
 #include "../format/gmon.h"
 #include "../format/profile.h"
 #include "cli.h"
+#include "opts.h"
 
 struct mseg {
 	struct profile_segment head;
@@ -247,31 +247,29 @@ static int write_merged(int fd, struct profile_header *h, struct mseg *segs, siz
 
 int cmd_merge(int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0, 0, 0, 0 },
+	static const struct opt merge_opts[] = {
+		{ "output", 'o', 'o', "FILE", "the file to write (never a profile or an input)" },
+		{ "help", 'h', 'h', NULL, "this list" },
+		{ NULL, 0, 0, NULL, NULL },
 	};
-	const char *out = NULL;
+	struct opts o = { .cmd = "merge", .operands = "[FILE...]",
+			  .about = "Sum FILEs, by default those of the last profil run, into one "
+				   "profile.", .v = merge_opts };
+	const char *out = NULL, *v;
 	int c;
-	opterr = 0;
 	optind = 0;	/* all of getopt's state afresh */
-	while ((c = getopt_long(argc, argv, "o:h", longs, NULL)) != -1) {
+	while ((c = opts_next(&o, argc, argv, &v)) != -1) {
 		switch (c) {
-		case 'o': out = optarg; break;
+		case 'o': out = v; break;
 		case 'h':
-			puts("usage: profil merge -o OUT [FILE...]");
+			opts_help(&o, stdout);
 			return 0;
 		default:
-			if (optopt)
-				error_line("merge: unknown option or missing value: '-%c'", optopt);
-			else
-				error_line("merge: unknown option '%s'", argv[optind - 1]);
 			return 2;
 		}
 	}
 	if (!out) {
-		error_line("merge: no -o OUT given");
+		error_line("merge: no -o FILE given");
 		return 2;
 	}
 	char **files = input_files(argc - optind, argv + optind);

@@ -5,7 +5,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "html.h"
 #include "jsonout.h"
 #include "model.h"
+#include "opts.h"
 #include "rows.h"
 #include "symbols.h"
 
@@ -363,101 +363,108 @@ static int annotate(const struct model *m, struct symbols **syms, const char *wa
 	return 1;
 }
 
+static const struct opt report_opts[] = {
+	{ "lines", 'l', 'l', NULL, "by source line (file:line and function)" },
+	{ "objects", 'O', 'O', NULL, "by object" },
+	{ "annotate", 'a', 'a', "FUNCTION", "FUNCTION's instructions and their samples" },
+	{ "threads", 0, 'T', NULL, "a row per thread" },
+	{ "callgraph", 'q', 'q', NULL, "the call graph of gmon.out call arcs, as gprof -q" },
+	{ "html", 0, 'H', "FILE", "write the profile as one HTML page to FILE" },
+	{ "inline", 'i', 'i', NULL, "samples in inlined code to the inlined function" },
+	{ "tid", 0, 'I', "TID[,TID...]", "only the samples of those threads" },
+	{ "comm", 0, 'C', "NAME", "only threads whose name matches NAME (fnmatch)" },
+	{ "threshold", 't', 't', "PERCENT", "leave out rows below PERCENT of the samples" },
+	{ "format", 'f', 'f', "text|csv|json", "text (the default), CSV or JSON" },
+	{ "exe", 'e', 'e', "PROGRAM", "the program gmon.out files profiled" },
+	{ "help", 'h', 'h', NULL, "this list" },
+	{ NULL, 0, 0, NULL, NULL },
+};
+
+/* Options that cannot go together: one line, and 1. */
+static int conflicts(const struct opts *o, const struct options *opt)
+{
+	static const int views[] = { 'l', 'O', 'a', 'T', 'q', 'H', 0 };
+	static const int inl[] = { 'i', 'O', 'a', 'T', 'q', 'H', 0 };
+	static const int thr[] = { 't', 'a', 'H', 0 };
+	static const int html_tid[] = { 'H', 'I', 0 }, html_comm[] = { 'H', 'C', 0 };
+	if (opts_exclusive(o, views, "one view at a time; give one")
+	    || opts_exclusive(o, inl, "--inline is of the functions and lines of the flat "
+				      "profile")
+	    || opts_exclusive(o, html_tid, "the page is of every thread")
+	    || opts_exclusive(o, html_comm, "the page is of every thread")
+	    || opts_exclusive(o, thr, "--threshold leaves out rows of the flat profile, "
+				      "--lines, --objects, --threads and --callgraph"))
+		return 1;
+	if (opt->annotate && opt->fmt != FMT_TEXT) {
+		error_line("report: --annotate and --format %s: the annotation is text only",
+			   opt->fmt == FMT_CSV ? "csv" : "json");
+		return 1;
+	}
+	if (opt->html && opts_given(o, 'f')) {
+		error_line("report: --html and --format: the page is HTML; give one");
+		return 1;
+	}
+	if (opt->callgraph && opt->fmt == FMT_CSV) {
+		error_line("report: --callgraph and --format csv: the call graph is text or json");
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{ "lines", no_argument, NULL, 'l' },
-		{ "objects", no_argument, NULL, 'O' },
-		{ "inline", no_argument, NULL, 'i' },
-		{ "annotate", required_argument, NULL, 'a' },
-		{ "threshold", required_argument, NULL, 't' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "exe", required_argument, NULL, 'e' },
-		{ "callgraph", no_argument, NULL, 'q' },
-		{ "html", required_argument, NULL, 'H' },
-		{ "threads", no_argument, NULL, 'T' },
-		{ "tid", required_argument, NULL, 'I' },
-		{ "comm", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0, 0, 0, 0 },
-	};
+	struct opts o = { .cmd = "report", .operands = "[FILE...]",
+			  .about = "Print the profile of FILEs, by default those of the last profil "
+				   "run.", .v = report_opts };
 	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0, NULL, 0 };
 	struct thread_filter filter = { NULL, 0, NULL };
-	const char *exe = NULL;
+	const char *exe = NULL, *tids = NULL, *v;
 	int c;
-	opterr = 0;
 	optind = 0;	/* all of getopt's state afresh */
-	while ((c = getopt_long(argc, argv, "lOia:t:f:e:qh", longs, NULL)) != -1) {
+	while ((c = opts_next(&o, argc, argv, &v)) != -1) {
 		char *end;
 		switch (c) {
-		case 'e': exe = optarg; break;
+		case 'e': exe = v; break;
 		case 'T': opt.threads = 1; break;
-		case 'C': filter.comm = optarg; break;
-		case 'I':
-			if (thread_filter_tids(&filter, optarg) != 0)
-				return 2;
-			break;
+		case 'C': filter.comm = v; break;
+		case 'I': tids = v; break;
 		case 'l': opt.by = BY_LINE; break;
 		case 'O': opt.by = BY_OBJECT; break;
 		case 'i': opt.inlines = 1; break;
 		case 'q': opt.callgraph = 1; break;
-		case 'a': opt.annotate = optarg; break;
-		case 'H': opt.html = optarg; break;
+		case 'a': opt.annotate = v; break;
+		case 'H': opt.html = v; break;
 		case 't':
 			errno = 0;
-			opt.threshold = strtod(optarg, &end);
-			if (errno || end == optarg || *end || opt.threshold < 0 || opt.threshold > 100) {
-				error_line("--threshold '%s': not a percentage from 0 to 100", optarg);
-				free((void *)filter.tids);
+			opt.threshold = strtod(v, &end);
+			if (errno || end == v || *end || !(opt.threshold >= 0 && opt.threshold <= 100)) {
+				error_line("--threshold '%s': not a percentage from 0 to 100", v);
 				return 2;
 			}
 			break;
 		case 'f':
-			if (strcmp(optarg, "text") == 0)
+			if (strcmp(v, "text") == 0)
 				opt.fmt = FMT_TEXT;
-			else if (strcmp(optarg, "csv") == 0)
+			else if (strcmp(v, "csv") == 0)
 				opt.fmt = FMT_CSV;
-			else if (strcmp(optarg, "json") == 0)
+			else if (strcmp(v, "json") == 0)
 				opt.fmt = FMT_JSON;
 			else {
-				error_line("--format '%s': not one of text, csv, json", optarg);
-				free((void *)filter.tids);
+				error_line("--format '%s': not one of text, csv, json", v);
 				return 2;
 			}
 			break;
 		case 'h':
-			puts("usage: profil report [--lines|--objects|--annotate FUNC|--threads] "
-			     "[--inline] [--tid TID[,TID...]] [--comm NAME] [--threshold PCT] "
-			     "[--format text|csv|json] [--callgraph] [--html OUT] [--exe PROGRAM] "
-			     "[FILE...]");
-			free((void *)filter.tids);
+			opts_help(&o, stdout);
 			return 0;
 		default:
-			if (optopt)
-				error_line("report: unknown option or missing value: '-%c'", optopt);
-			else
-				error_line("report: unknown option '%s'", argv[optind - 1]);
-			free((void *)filter.tids);
 			return 2;
 		}
 	}
-	if (opt.html && opt.annotate) {
-		error_line("--html and --annotate: the page annotates every function; give one");
-		free((void *)filter.tids);
+	if (conflicts(&o, &opt))
 		return 2;
-	}
-	if (opt.html && (opt.threads || filter.ntids || filter.comm)) {
-		error_line("--html and --threads, --tid or --comm: the page is of every thread; "
-			   "give one");
-		free((void *)filter.tids);
+	if (tids && thread_filter_tids(&filter, tids) != 0)
 		return 2;
-	}
-	if (opt.callgraph && (opt.annotate || opt.by != BY_FUNCTION || opt.fmt == FMT_CSV)) {
-		error_line("--callgraph: by function only, as text or json (not with --lines, "
-			   "--objects, --annotate or --format csv)");
-		free((void *)filter.tids);
-		return 2;
-	}
 	char **files = input_files(argc - optind, argv + optind);
 	if (!files) {
 		free((void *)filter.tids);
