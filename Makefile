@@ -26,9 +26,14 @@ CFLAGS   ?= -O2 -g
 B        ?= build
 SAN      ?=
 
-VERSION  := 0.1.0
-SOMAJOR  := 1
-SOVERSION := $(SOMAJOR).0.0
+# The release, from one place: VERSION names the library's file
+# (libprofil.so.1.0.0, soname libprofil.so.1), profil --version (the
+# command is compiled with PROFIL_VERSION), profil.pc, and must match the
+# top entry of debian/changelog (make deb checks).  The major number is
+# the soname's: raise it only when the ABI breaks.
+VERSION  := $(shell cat VERSION)
+SOMAJOR  := $(firstword $(subst ., ,$(VERSION)))
+SOVERSION := $(VERSION)
 
 # float-cast-overflow: gcc's undefined leaves it out (clang's has it); a
 # double out of an integer's range, from a hostile file's statistics, is
@@ -79,6 +84,11 @@ CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC)) $(B)/cli/gen/pprof.pb-c.o \
             $(B)/cli/gen/html_assets.o
 CLI_LIBS := $$(pkg-config --libs libdw libelf zlib libprotobuf-c) -lstdc++
 PROFIL   := $(B)/bin/profil
+# The version for --version, and where profil run looks for libprofil.so.1
+# from its bin/ (LIBDIR below PREFIX: lib, or Debian's lib/x86_64-linux-gnu;
+# the build tree's ../lib is tried as well).
+CLI_DEFS := -DPROFIL_VERSION='"$(VERSION)"' \
+            -DPROFIL_LIBSUBDIR='"$(patsubst $(PREFIX)/%,%,$(LIBDIR))"'
 
 .PHONY: all lib check test-run test-tsan deps install uninstall example bench bench-html clean fuzz fuzz-targets
 
@@ -111,9 +121,9 @@ $(STLIB): $(RUNTIME_OBJ)
 	rm -f $@
 	ar rcs $@ $(RUNTIME_OBJ)
 
-$(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h src/runtime/*/*.h) $(B)/gen/pprof.pb-c.h
+$(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h src/runtime/*/*.h) $(B)/gen/pprof.pb-c.h VERSION
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -I$(B)/gen $$(pkg-config --cflags libdw libprotobuf-c) -c -o $@ $<
+	$(CC) $(BASE) $(CLI_DEFS) $(CFLAGS) -I$(B)/gen $$(pkg-config --cflags libdw libprotobuf-c) -c -o $@ $<
 
 # profil --version: VERSION, rebuilt when it changes.
 $(B)/cli/src/cli/main.o: BASE += -DPROFIL_VERSION='"$(VERSION)"'
@@ -246,11 +256,11 @@ check: deps
 
 # Example ------------------------------------------------------------
 
-# The example maps counters back to addresses with the bin arithmetic's
-# inverse, which it compiles in (libprofil exports only the public API).
-$(EXAMPLE): examples/crunch.c src/common/bins.c lib
+# The example uses only the public API, as a program built against the
+# installed library does; -rdynamic lets dladdr name its functions.
+$(EXAMPLE): examples/crunch.c lib
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -rdynamic -o $@ examples/crunch.c src/common/bins.c $(TEST_LINK)
+	$(CC) $(BASE) $(CFLAGS) -rdynamic -o $@ examples/crunch.c $(TEST_LINK)
 
 # The whole process, under profil run, from a directory of its own.
 example: all
@@ -269,6 +279,10 @@ bench-html: $(PROFIL)
 # Install ------------------------------------------------------------
 
 # profil.pc is written at install time: it names the installed paths.
+# A LIBDIR outside the loader's search path needs the rpath; Debian's
+# rules set PC_RPATH= (its multiarch directory is searched already).
+PC_RPATH ?= -Wl,-rpath,$${libdir}
+
 install: lib $(PROFIL)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR) \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
@@ -281,6 +295,7 @@ install: lib $(PROFIL)
 	install -m 644 $(STLIB) $(DESTDIR)$(LIBDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+	    -e 's|@RPATH@|$(if $(PC_RPATH),$(PC_RPATH) )|' \
 	    profil.pc.in > $(DESTDIR)$(PKGDIR)/profil.pc
 	chmod 644 $(DESTDIR)$(PKGDIR)/profil.pc
 	for page in man/man3/*.3; do \
@@ -290,12 +305,9 @@ install: lib $(PROFIL)
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/profil.h $(DESTDIR)$(LIBDIR)/libprofil.* \
-	      $(DESTDIR)$(PKGDIR)/profil.pc $(DESTDIR)$(BINDIR)/profil \
-	      $(DESTDIR)$(MANDIR)/man1/profil.1 $(DESTDIR)$(MANDIR)/man5/profil.5
-	for page in man/man3/*.3; do \
-		rm -f $(DESTDIR)$(MANDIR)/man3/$${page##*/}; done
-	for page in man/man5/*.5; do \
-		rm -f $(DESTDIR)$(MANDIR)/man5/$${page##*/}; done
+	      $(DESTDIR)$(PKGDIR)/profil.pc $(DESTDIR)$(BINDIR)/profil
+	for page in man/man1/*.1 man/man3/*.3 man/man5/*.5; do \
+		rm -f $(DESTDIR)$(MANDIR)/$${page#man/}; done
 
 clean:
 	rm -rf build

@@ -7,9 +7,11 @@
  * the program's own text; at the end the counters are mapped back to
  * functions with dladdr() (the program is linked with -rdynamic, so its
  * global functions are in the dynamic symbol table) and printed as a
- * flat profile, hottest first.
+ * flat profile, hottest first.  It uses only the public API (profil.h).
  *
  * Build and run from the top of the tree: make example
+ * Against the installed library:
+ *	cc -O2 -rdynamic crunch.c $(pkg-config --cflags --libs profil) && ./a.out
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -19,8 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profil.h"
-#include "../src/common/bins.h"
+#include <profil.h>
 
 #define RECORDS 400000
 #define RECORD_SIZE 32
@@ -30,6 +31,14 @@
 
 /* Where the program's text starts and ends (from the linker). */
 extern char __executable_start[], etext[];
+
+/*
+ * With scale 0x8000 profil(2) counts the pc into counter
+ * (pc - offset) / 2 * 0x8000 / 0x10000: counter i holds the samples at
+ * offset + 4 * i to offset + 4 * i + 3.
+ */
+#define SCALE 0x8000u
+#define BYTES_PER_COUNTER 4
 
 struct record {
 	char key[RECORD_SIZE];
@@ -211,8 +220,7 @@ int by_samples(const void *a, const void *b)
 	return x->samples < y->samples ? 1 : x->samples > y->samples ? -1 : 0;
 }
 
-void print_profile(const unsigned short *counters, size_t n, uintptr_t offset,
-		   unsigned scale)
+void print_profile(const unsigned short *counters, size_t n, uintptr_t offset)
 {
 	struct profil_stats st;
 	profil_get_stats(&st, sizeof st);
@@ -220,12 +228,12 @@ void print_profile(const unsigned short *counters, size_t n, uintptr_t offset,
 	size_t nhot = 0;
 	uint64_t total = 0;
 	for (size_t i = 0; i < n; i++) {
-		uint64_t pc;
 		Dl_info info;
-		if (!counters[i] || !bins_first_pc(i, offset, scale, &pc))
+		if (!counters[i])
 			continue;
+		uintptr_t pc = offset + i * BYTES_PER_COUNTER;
 		total += counters[i];
-		const char *name = dladdr((void *)(uintptr_t)pc, &info) && info.dli_sname
+		const char *name = dladdr((void *)pc, &info) && info.dli_sname
 				   ? info.dli_sname : "(unknown)";
 		size_t k = 0;
 		while (k < nhot && strcmp(hot[k].name, name) != 0)
@@ -244,6 +252,9 @@ void print_profile(const unsigned short *counters, size_t n, uintptr_t offset,
 		printf("%6.2f%% %10.3f %9llu  %s\n", 100.0 * hot[k].samples / total,
 		       hot[k].samples * seconds_each, (unsigned long long)hot[k].samples,
 		       hot[k].name);
+	/* Without -rdynamic the program's functions have no dynamic symbol. */
+	if (nhot == 1 && strcmp(hot[0].name, "(unknown)") == 0)
+		printf("no function named: link crunch with -rdynamic\n");
 	printf("\nsamples taken %llu = counted %llu + outside the program (libc) %llu + dropped %llu\n",
 	       (unsigned long long)st.taken, (unsigned long long)st.counted,
 	       (unsigned long long)st.outside, (unsigned long long)st.dropped);
@@ -261,13 +272,11 @@ int main(void)
 	 */
 	int outside = getenv("PROFIL_RUN") != NULL;
 
-	/* One counter per 4 bytes of text. */
 	uintptr_t offset = (uintptr_t)__executable_start;
-	unsigned scale = 0x8000;
-	size_t ncounters = bins_count_for_range(offset, (uintptr_t)etext, scale);
+	size_t ncounters = ((uintptr_t)etext - offset) / BYTES_PER_COUNTER + 1;
 	unsigned short *counters = calloc(ncounters, sizeof *counters);
 	if (!counters || (!outside && profil(counters, ncounters * sizeof *counters,
-					     offset, scale) != 0)) {
+					     offset, SCALE) != 0)) {
 		perror("crunch: profil");
 		return 1;
 	}
@@ -296,7 +305,7 @@ int main(void)
 	       RECORDS, (unsigned long long)hash, bytes, halves[0].packed + halves[1].packed,
 	       halves[0].ok && halves[1].ok ? "round trip ok" : "ROUND TRIP FAILED");
 	if (!outside)
-		print_profile(counters, ncounters, offset, scale);
+		print_profile(counters, ncounters, offset);
 	free(records);
 	free(tmp);
 	free(counters);

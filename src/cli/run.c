@@ -25,7 +25,15 @@
 #include "cli.h"
 #include "model.h"
 
-/* libprofil.so beside the command: ../lib from bin/, as installed and built. */
+/* Where make install put the library, below the prefix (the Makefile's LIBDIR). */
+#ifndef PROFIL_LIBSUBDIR
+#define PROFIL_LIBSUBDIR "lib"
+#endif
+
+/*
+ * libprofil.so beside the command: from bin/, the installed LIBDIR (Debian's
+ * is lib/x86_64-linux-gnu), or ../lib, as built.
+ */
 static int find_library(char *out, size_t size)
 {
 	const char *env = getenv("PROFIL_LIBRARY");
@@ -42,7 +50,8 @@ static int find_library(char *out, size_t size)
 	if (!slash)
 		return -1;
 	*slash = '\0';
-	static const char *const tries[] = { "/../lib/libprofil.so.1", "/../lib64/libprofil.so.1",
+	static const char *const tries[] = { "/../" PROFIL_LIBSUBDIR "/libprofil.so.1",
+					     "/../lib/libprofil.so.1", "/../lib64/libprofil.so.1",
 					     "/../lib/libprofil.so" };
 	for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
 		snprintf(out, size, "%s%s", exe, tries[i]);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # install.sh BUILD - the installed library as a user meets it:
-# make install lays out the files SPEC section 1 names; a program built
-# with pkg-config gets libprofil's profil instead of glibc's; only the
+# make install lays out the files SPEC section 1 names, named by VERSION,
+# and man finds every page; a program built with pkg-config gets
+# libprofil's profil instead of glibc's, and the example builds that way; only the
 # public API is exported; the public header compiles with glibc's
 # <unistd.h>, <sys/gmon.h> and <sys/profil.h> in C and C++; a program
 # linked with the static library samples its threads too.
@@ -27,6 +28,26 @@ for f in lib/libprofil.so.1.0.0 lib/libprofil.so.1 lib/libprofil.so lib/libprofi
 	[ -e "$tmp/dest/usr/$f" ] || no "DESTDIR install lacks $f"
 done
 grep -q "^prefix=/usr$" "$tmp/dest/usr/lib/pkgconfig/profil.pc" || no "profil.pc prefix under DESTDIR"
+grep -q "^Version: $(cat VERSION)$" "$tmp/dest/usr/lib/pkgconfig/profil.pc" || no "profil.pc version is not VERSION's"
+[ -e "$tmp/prefix/lib/libprofil.so.$(cat VERSION)" ] || no "library not named by VERSION"
+
+# Every page of man/ installed where man finds it; `man profil` is
+# profil(1), not glibc's profil(3), for a user with the prefix's bin/ on
+# PATH (man-db derives its search path from PATH).
+for page in man/man?/*.?; do
+	name=${page##*/}; sec=${name##*.}; name=${name%.*}
+	want=${page#man/}
+	# A page that is a .so link opens the page it names.
+	read -r first _ < "$page"; [ "$first" = .so ] && want=$(sed -n '1s/^\.so //p' "$page")
+	found=$(man -M "$tmp/prefix/share/man" -w "$sec" "$name" 2>/dev/null)
+	[ "$found" = "$tmp/prefix/share/man/$want" ] || no "man -M finds $name($sec) at '$found'"
+done
+found=$(PATH="$tmp/prefix/bin:$PATH" man -w profil 2>/dev/null)
+[ "$found" = "$tmp/prefix/share/man/man1/profil.1" ] || no "man profil with the prefix on PATH: '$found'"
+# uninstall takes back all it installed.
+make -s uninstall B="$B" PREFIX=/usr DESTDIR="$tmp/dest" >>"$tmp/install.log" 2>&1 || no "make uninstall"
+left=$(find "$tmp/dest" -type f -o -type l)
+[ -z "$left" ] || no "uninstall left $left"
 
 # Exports: the public API and the interposed libc calls, nothing else.
 nm -D --defined-only "$tmp/prefix/lib/libprofil.so" | awk '{print $3}' | sort > "$tmp/exports"
@@ -109,6 +130,14 @@ int main(void)
 C
 cc $san -o "$tmp/which" "$tmp/which.c" $(pkg-config --cflags --libs profil) || no "build with pkg-config"
 "$tmp/which" || no "program built with pkg-config: status $?"
+
+# The example builds from its source alone against the installed library,
+# as the README says, and names its hot functions.
+cp examples/crunch.c "$tmp/crunch.c"
+(cd "$tmp" && cc $san -O2 -rdynamic -o crunch crunch.c $(pkg-config --cflags --libs profil)) \
+	|| no "examples/crunch.c against the installed library"
+"$tmp/crunch" > "$tmp/crunch.log" 2>&1 || { cat "$tmp/crunch.log"; no "installed crunch: status $?"; }
+grep -Eq "^ *[0-9.]+% .* fnv1a$" "$tmp/crunch.log" || { cat "$tmp/crunch.log"; no "crunch's profile names fnv1a"; }
 
 # The static library: threads made through pthread_create are sampled.
 cc $san -std=gnu11 -O2 -pthread -I"$tmp/prefix/include" -o "$tmp/static_threads" \
