@@ -59,6 +59,32 @@ struct model;
 int output_refused(const char *opt, const char *out, char *const *files, const char *exe,
 		   const struct model *m);
 
+/*
+ * The runs and programs the files given are of (origins.c): noted file
+ * by file (run_id 0: not of a profil run; program NULL: not known).
+ */
+struct origin_pair {
+	size_t run, program;
+};
+struct origins {
+	char **runs, **programs;
+	size_t nruns, nprograms;
+	struct origin_pair *pairs;
+	size_t npairs;
+};
+void origins_note(struct origins *o, uint64_t run_id, const char *program);
+/* The same for a profil profile (src/format/profile.h). */
+struct profile;
+void origins_note_profile(struct origins *o, const struct profile *p);
+/* Runs of different programs: some program has no file in some run. */
+int origins_mixed(const struct origins *o);
+/* "2 runs of 2 programs", in buf. */
+const char *origins_describe(const struct origins *o, char *buf, size_t len);
+/* If mixed, one line: "warning: the files are 2 runs of 2 programs
+   (zstd, lz4), WHAT". */
+void origins_warn(const struct origins *o, const char *what);
+void origins_free(struct origins *o);
+
 /* profil merge of gmon.out files (merge_gmon.c): a gmon.out with the
    histograms and the call arcs summed. */
 int merge_gmon(char **files, const char *out);

@@ -487,6 +487,7 @@ int cmd_export(int argc, char **argv)
 	struct symbols **syms = calloc(m.nobjects + 1, sizeof *syms);
 	if (!status) {
 		model_finish(&m);
+		origins_warn(&m.origins, "summed into one profile");
 		if (strcmp(format, "pprof") == 0) {
 			for (size_t i = 0; i < m.nobjects && !status; i++) {
 				const struct object *o = &m.objects[i];

@@ -218,6 +218,8 @@ int html_report(const char *out, char **files, const char *exe)
 	/* The objects are known now: their files are not outputs either. */
 	if (!status && output_refused("--html", out, files, exe, &procs[0].m))
 		status = 2;
+	if (!status)
+		origins_warn(&procs[0].m.origins, "summed in the page's view of all files");
 	if (!status && !procs[0].m.counted) {
 		error_line("--html: %s%s: no samples, no page written", files[0],
 			   nfiles > 1 ? " and the other files" : "");

@@ -294,6 +294,7 @@ int cmd_merge(int argc, char **argv)
 	struct mseg *segs = NULL;
 	size_t nsegs = 0;
 	struct mthreads threads = { 0 };
+	struct origins origins = { 0 };
 	int status = 0;
 	for (char **f = files; *f && !status; f++) {
 		struct profile p;
@@ -332,6 +333,7 @@ int cmd_merge(int argc, char **argv)
 		h.observed += in->observed;
 		h.cpu_ns += in->cpu_ns;
 		h.counted += p.counted;	/* a running file counted past its header */
+		origins_note_profile(&origins, &p);
 		uint32_t *seg_of = xmalloc((p.nsegs + 1) * sizeof *seg_of);
 		for (size_t i = 0; i < p.nsegs; i++) {
 			struct mseg *m = find(&segs, &nsegs, p.segs[i].head);
@@ -355,6 +357,9 @@ int cmd_merge(int argc, char **argv)
 		profile_close(&p);
 	}
 	free_files(files);
+	if (!status)
+		origins_warn(&origins, "merged into one file");
+	origins_free(&origins);
 	if (!status) {
 		h.taken = h.counted + h.outside + h.saturated + h.lost;
 		uint64_t hz = h.cpu_ns ? sat_u64(h.observed * 1e9 / h.cpu_ns + 0.5) : 0;

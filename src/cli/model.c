@@ -210,6 +210,7 @@ static int add_gmon(struct model *m, const char *path)
 		snprintf(m->command, sizeof m->command, "%.255s", exe);
 	m->nfiles++;
 	m->gmon_files++;
+	origins_note(&m->origins, 0, o->path);
 	return 0;
 }
 
@@ -299,6 +300,7 @@ int model_add_file(struct model *m, const char *path)
 		}
 	}
 	m->nfiles++;
+	origins_note_profile(&m->origins, &p);
 	size_t *objs = xmalloc((p.nsegs + 1) * sizeof *objs);
 	for (size_t i = 0; i < p.nsegs; i++) {
 		const struct profile_segment *s = p.segs[i].head;
@@ -404,5 +406,6 @@ void model_free(struct model *m)
 	free(m->objects);
 	free(m->arcs);
 	free(m->cmdline);
+	origins_free(&m->origins);
 	memset(m, 0, sizeof *m);
 }

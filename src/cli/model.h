@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli.h"
+
 /* Samples counted over [first, last] (link-time addresses of the object). */
 struct bin {
 	uint64_t first, last;
@@ -106,6 +108,7 @@ struct model {
 	   at no address the tables kept, and the threads kept. */
 	uint64_t kept, kept_unplaced;
 	size_t kept_threads;
+	struct origins origins;	/* the runs and programs of the files */
 };
 
 /*

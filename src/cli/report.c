@@ -61,9 +61,14 @@ static void command_line(const struct model *m)
 
 static void header(const struct model *m, double each)
 {
-	printf("Flat profile: %" PRIu64 " samples in %u profile%s, %.3f s of CPU time, "
+	char runs[80] = "";
+	if (m->origins.nruns > 1 || m->origins.nprograms > 1) {
+		char d[64];
+		snprintf(runs, sizeof runs, " (%s)", origins_describe(&m->origins, d, sizeof d));
+	}
+	printf("Flat profile: %" PRIu64 " samples in %u profile%s%s, %.3f s of CPU time, "
 	       "each sample %.3f ms\n", model_samples(m), m->nfiles, m->nfiles == 1 ? "" : "s",
-	       m->cpu_ns / 1e9, each * 1e3);
+	       runs, m->cpu_ns / 1e9, each * 1e3);
 	filter_line(m);
 	printf("samples taken %" PRIu64 " = counted %" PRIu64 " + outside %" PRIu64
 	       " + dropped %" PRIu64 " (saturated %" PRIu64 ", lost %" PRIu64 "); %" PRIu64
@@ -132,6 +137,7 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		       ",\"files\":%u,",
 		       m->counted, m->taken, m->outside, m->saturated, m->lost, m->cpu_ns / 1e9,
 		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
+		printf("\"runs\":%zu,\"programs\":%zu,", m->origins.nruns, m->origins.nprograms);
 		char *c = model_command_line(m);
 		printf("\"command\":");
 		json_string(stdout, c, 0);
@@ -272,8 +278,9 @@ static void print_threads(struct model *m, const struct options *opt)
 		       "system_percent,unplaced_samples\n");
 	} else if (opt->fmt == FMT_JSON) {
 		printf("{\"samples\":%" PRIu64 ",\"cpu_seconds\":%.6f,\"files\":%u,"
-		       "\"thread_files\":%u,\"unattributed\":%" PRIu64 ",\"rows\":[", total,
-		       m->cpu_ns / 1e9, m->nfiles, m->thread_files, m->unattributed);
+		       "\"runs\":%zu,\"programs\":%zu,\"thread_files\":%u,\"unattributed\":%" PRIu64
+		       ",\"rows\":[", total, m->cpu_ns / 1e9, m->nfiles, m->origins.nruns,
+		       m->origins.nprograms, m->thread_files, m->unattributed);
 	} else {
 		header(m, each);
 		printf("%7s %9s %9s %6s  %7s  %-16s%s\n", "self%", "self s", "samples", "sys%", "tid",
@@ -494,6 +501,7 @@ int cmd_report(int argc, char **argv)
 	memset(syms, 0, (m.nobjects + 1) * sizeof *syms);
 	if (!status) {
 		model_finish(&m);
+		origins_warn(&m.origins, "summed into one profile");
 		if (!opt.threads && rows_open_symbols(&m, syms) != 0)
 			status = 1;
 	}
