@@ -4,6 +4,7 @@
 #   make check            every test, then again under ASan+UBSan, then
 #                         the threaded ones under ThreadSanitizer
 #   make install PREFIX=/usr/local DESTDIR=
+#   make deb              Debian packages in build/deb/ (debian/)
 #   make example          profile the bundled example and show its profile
 #   make bench            measure sampling rates and overhead
 #   make fuzz             run every fuzz target FUZZ_SECONDS (60) each
@@ -90,7 +91,7 @@ PROFIL   := $(B)/bin/profil
 CLI_DEFS := -DPROFIL_VERSION='"$(VERSION)"' \
             -DPROFIL_LIBSUBDIR='"$(patsubst $(PREFIX)/%,%,$(LIBDIR))"'
 
-.PHONY: all lib check test-run test-tsan deps install uninstall example bench bench-html clean fuzz fuzz-targets
+.PHONY: all lib check test-run test-tsan deps install uninstall deb example bench bench-html clean fuzz fuzz-targets
 
 all: lib $(PROFIL) $(EXAMPLE)
 
@@ -124,10 +125,6 @@ $(STLIB): $(RUNTIME_OBJ)
 $(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h src/runtime/*/*.h) $(B)/gen/pprof.pb-c.h VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CLI_DEFS) $(CFLAGS) -I$(B)/gen $$(pkg-config --cflags libdw libprotobuf-c) -c -o $@ $<
-
-# profil --version: VERSION, rebuilt when it changes.
-$(B)/cli/src/cli/main.o: BASE += -DPROFIL_VERSION='"$(VERSION)"'
-$(B)/cli/src/cli/main.o: Makefile
 
 # pprof's profile.proto, compiled by protoc-c.
 $(B)/gen/pprof.pb-c.c $(B)/gen/pprof.pb-c.h: src/format/pprof.proto
@@ -302,6 +299,27 @@ install: lib $(PROFIL)
 		install -m 644 $$page $(DESTDIR)$(MANDIR)/man3/; done
 	install -m 644 man/man1/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/man5/*.5 $(DESTDIR)$(MANDIR)/man5/
+
+# Debian packages (debian/): libprofil1, libprofil-dev and profil, built
+# by dpkg-buildpackage in a copy of the tree ($(B)/deb/profil-VERSION, so
+# that nothing is written into the tree), then checked by lintian, which
+# must find no error and no warning.  The .deb files land in $(B)/deb/.
+# MAKEFLAGS is not passed on: this make's B= or CFLAGS= would reach the
+# package's own build.
+DEB_DIR  := $(B)/deb
+DEB_TREE := Makefile VERSION LICENSE README.md profil.pc.in include src man examples debian
+
+deb:
+	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) && [ "$$v" = "$(VERSION)" ] || \
+		{ echo "debian/changelog: its top entry is $$v but VERSION says $(VERSION): add an entry (dch -v $(VERSION))" >&2; exit 1; }
+	rm -rf $(DEB_DIR)
+	mkdir -p $(DEB_DIR)/profil-$(VERSION)
+	tar -cf - $(DEB_TREE) | tar -xf - -C $(DEB_DIR)/profil-$(VERSION)
+	cd $(DEB_DIR)/profil-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		dpkg-buildpackage -b -us -uc -j2 > ../build.log 2>&1 || { tail -n 40 ../build.log; exit 1; }
+	lintian --fail-on error,warning $(DEB_DIR)/profil_$(VERSION)_*.changes
+	@echo "lintian: no error, no warning"
+	@ls -l $(DEB_DIR)/*.deb
 
 uninstall:
 	rm -f $(DESTDIR)$(INCDIR)/profil.h $(DESTDIR)$(LIBDIR)/libprofil.* \

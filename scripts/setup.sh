@@ -8,10 +8,13 @@ set -e
 # Debian package names; add new needs here.  chromium: the browser
 # tests of report --html (tests/html/, driven by playwright-core).
 # libclang-rt-14-dev: libFuzzer for make fuzz; valgrind:
-# tests/integration/valgrind.sh.
+# tests/integration/valgrind.sh.  dpkg-dev, debhelper and lintian: make
+# deb (debian/control's Build-Depends are among the packages above);
+# man-db: the tests find the installed manual pages with man -M.
 PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
 	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
-	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2"
+	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2
+	dpkg-dev debhelper lintian man-db"
 
 missing=""
 for p in $PACKAGES; do
