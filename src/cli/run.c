@@ -24,6 +24,8 @@
 #include "../format/profile.h"
 #include "cli.h"
 #include "model.h"
+#include "run_dir.h"
+#include "run_elf.h"
 
 /* Where make install put the library, below the prefix (the Makefile's LIBDIR). */
 #ifndef PROFIL_LIBSUBDIR
@@ -141,43 +143,22 @@ static char *find_program(const char *name)
 	return NULL;
 }
 
-/* How many files the run made, and how much they hold. */
-static void summary(const char *list, const char *program)
+/* What the run wrote into dir, in one or two lines; the number of files. */
+static unsigned summary(const char *dir)
 {
-	/* Read whole before each file is opened: one descriptor at a time
-	   under a tight RLIMIT_NOFILE. */
-	FILE *f = fopen(list, "r");
-	char *names = NULL;
-	size_t size = 0;
-	if (f) {
-		names = xmalloc(1);
-		char chunk[4096];
-		size_t got;
-		while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-			names = xrealloc(names, size + got + 1);
-			memcpy(names + size, chunk, got);
-			size += got;
-		}
-		names[size] = '\0';
-		fclose(f);
-	}
-	if (!names) {
-		error_line("%s: %s: cannot tell which profiles were written", list,
-			   strerror(errno));
-		return;
-	}
-	char first[PATH_MAX + 2] = "";
 	unsigned n = 0;
+	char **files = run_files(dir, &n);
+	if (!files) {
+		error_line("%s: %s: cannot tell which profiles were written", dir, strerror(errno));
+		return 0;
+	}
 	int perf_errno = 0;
 	unsigned fallback = 0;
-	for (char *line = strtok(names, "\n"); line; line = strtok(NULL, "\n")) {
-		if (n++ == 0)
-			snprintf(first, sizeof first, "%s", line);
-		int err = perf_errno_of(line, &fallback);
+	for (unsigned i = 0; i < n; i++) {
+		int err = perf_errno_of(files[i], &fallback);
 		if (err)
 			perf_errno = err;
 	}
-	free(names);
 	if (perf_errno)
 		fprintf(stderr, "profil: perf events refused (%s): the timer backend sampled "
 			"instead\n", perf_refusal(perf_errno));
@@ -185,22 +166,14 @@ static void summary(const char *list, const char *program)
 		fprintf(stderr, "profil: %u thread%s had no perf event (RLIMIT_NOFILE, "
 			"RLIMIT_MEMLOCK): sampled by timer instead\n", fallback,
 			fallback == 1 ? "" : "s");
-	struct stat st;
-	char *path = n ? NULL : find_program(program);
-	if (path && stat(path, &st) == 0 && (st.st_mode & (S_ISUID | S_ISGID)))
-		error_line("no profile was written: %s is set-user-ID or set-group-ID, and "
-			   "the loader ignores LD_PRELOAD there", program);
-	else if (n == 0)
-		error_line("no profile was written: the program is statically linked (profil "
-			   "run cannot profile it), or libprofil said why above");
-	else if (n == 1)
-		fprintf(stderr, "profil: wrote %s; see profil report\n", first);
-	else
-		fprintf(stderr, "profil: wrote %u profiles, one for each process; "
-			"see profil report\n", n);
-	free(path);
+	if (n == 1)
+		fprintf(stderr, "profil: wrote %s (1 process); see profil report\n", dir);
+	else if (n > 1)
+		fprintf(stderr, "profil: wrote %s (%u processes, a profile each); see profil "
+			"report\n", dir, n);
+	free_files(files);
+	return n;
 }
-
 int run_options(int argc, char **argv, struct run_options *o)
 {
 	static const struct option longs[] = {
@@ -270,6 +243,73 @@ int run_options(int argc, char **argv, struct run_options *o)
 	return -1;
 }
 
+/*
+ * Signals for the program.  One from the terminal (SI_KERNEL) reached
+ * the program's process group, the program with it: passed on, the
+ * program would have it twice.  So would one the program sent to its
+ * own group.  Anything else (kill, a supervisor's SIGTERM) is passed to
+ * the program, and profil waits for its end: the profile is complete
+ * and the exit status the program's, as under perf.
+ */
+static const int passed_on[] = { SIGTERM, SIGHUP, SIGINT, SIGQUIT };
+static struct sigaction saved[sizeof passed_on / sizeof passed_on[0]];
+static volatile sig_atomic_t child, early;
+
+static void pass_on(int sig, siginfo_t *si, void *ctx)
+{
+	(void)ctx;
+	if (si->si_code == SI_KERNEL || (child > 0 && si->si_pid == child))
+		return;
+	int saved_errno = errno;
+	if (child > 0)
+		kill(child, sig);
+	else
+		early = sig;	/* before the fork returned: passed on after */
+	errno = saved_errno;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = pass_on;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof passed_on / sizeof passed_on[0]; i++) {
+		sigaction(passed_on[i], NULL, &saved[i]);
+		/* Ignored when profil started (nohup, a background job): the
+		   program inherits that, and profil does as it does. */
+		if (saved[i].sa_handler != SIG_IGN)
+			sigaction(passed_on[i], &sa, NULL);
+	}
+}
+
+static void restore_signals(void)
+{
+	for (size_t i = 0; i < sizeof passed_on / sizeof passed_on[0]; i++)
+		sigaction(passed_on[i], &saved[i], NULL);
+}
+
+/* ASAN_OPTIONS with the link-order check off, the user's options after. */
+static void allow_asan(void)
+{
+	/*
+	 * A program linked with libasan wants it first in the search order,
+	 * before anything preloaded, or it exits.  libprofil defines none of
+	 * the functions ASan replaces (malloc and the like), and calls the
+	 * next definition of those it wraps (pthread_create, dlopen, fork,
+	 * exec): with the check off ASan runs as it would alone.  Preloading
+	 * libasan instead would put it into every process of the tree.
+	 */
+	const char *user = getenv("ASAN_OPTIONS");
+	size_t len = (user ? strlen(user) : 0) + 32;
+	char *v = xmalloc(len);
+	snprintf(v, len, "verify_asan_link_order=0%s%s", user && *user ? ":" : "",
+		 user ? user : "");
+	set("ASAN_OPTIONS", v);
+	free(v);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_options opt;
@@ -277,6 +317,7 @@ int cmd_run(int argc, char **argv)
 	if (parsed >= 0)
 		return parsed;
 	const char *out = opt.out, *backend = opt.backend, *threads = opt.threads;
+	const char *program = argv[opt.program];
 	unsigned hz = opt.hz;
 	char lib[PATH_MAX];
 	if (find_library(lib, sizeof lib) != 0) {
@@ -284,44 +325,89 @@ int cmd_run(int argc, char **argv)
 		return 2;
 	}
 
-	const char *profdir = getenv("PROFDIR");
-	if (out) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof dir, "%s", out);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			slash[slash == dir] = '\0';	/* "/x": "/" */
-		if (check_dir("-o ", out, slash ? dir : ".") != 0)
-			return 2;
-	} else if (profdir && *profdir && check_dir("PROFDIR=", profdir, profdir) != 0) {
+	/* Nothing is touched for a program that cannot run or be profiled. */
+	char *path = find_program(program);
+	if (!path) {
+		error_line("%s: command not found", program);
+		return 127;
+	}
+	char why[PATH_MAX + 64];
+	if (program_profilable(path, why, sizeof why) != 0) {
+		error_line("%s: %s: profil run cannot profile it", program, why);
+		free(path);
 		return 2;
 	}
-	char cwd[PATH_MAX], list[PATH_MAX + 32], buf[PATH_MAX * 2 + 16];
+	free(path);
+
+	/* The run's directory: -o, else the default name here or in PROFDIR. */
+	char cwd[PATH_MAX], dir[PATH_MAX], buf[PATH_MAX * 2 + 16];
 	if (!getcwd(cwd, sizeof cwd)) {
 		error_line("cannot name the current directory: %s", strerror(errno));
 		return 2;
 	}
-	snprintf(list, sizeof list, "%s/%s", cwd, RUN_LIST);
-	int lfd = open(list, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (lfd < 0) {
-		error_line("%s: %s", list, strerror(errno));
-		return 2;
+	const char *profdir = getenv("PROFDIR");
+	if (out) {
+		char parent[PATH_MAX];
+		snprintf(parent, sizeof parent, "%s", out);
+		size_t len = strlen(parent);
+		while (len > 1 && parent[len - 1] == '/')
+			parent[--len] = '\0';	/* "-o runs/x/": the directory x */
+		char *slash = strrchr(parent, '/');
+		if (!*out || (slash && !slash[1]) || !strcmp(slash ? slash + 1 : parent, ".")
+		    || !strcmp(slash ? slash + 1 : parent, "..")) {
+			error_line("-o '%s': not a name for the run's directory", out);
+			return 2;
+		}
+		if (parent[0] == '/')
+			snprintf(dir, sizeof dir, "%s", parent);
+		else if (snprintf(dir, sizeof dir, "%s/%s", cwd, parent) >= (int)sizeof dir) {
+			error_line("-o %s: name too long", out);
+			return 2;
+		}
+		if (slash)
+			slash[slash == parent] = '\0';	/* "/x": "/" */
+		if (check_dir("-o ", out, slash ? parent : ".") != 0)
+			return 2;
+	} else if (profdir && *profdir) {
+		if (check_dir("PROFDIR=", profdir, profdir) != 0)
+			return 2;
+		char real[PATH_MAX];
+		if (!realpath(profdir, real))
+			snprintf(real, sizeof real, "%s", profdir);
+		if (snprintf(dir, sizeof dir, "%s/%s", real, RUN_DIR_DEFAULT) >= (int)sizeof dir) {
+			error_line("PROFDIR=%s: name too long", profdir);
+			return 2;
+		}
+	} else {
+		static const char here[] = ".";
+		if (check_dir("", here, here) != 0)
+			return 2;
+		if (snprintf(dir, sizeof dir, "%s/%s", cwd, RUN_DIR_DEFAULT) >= (int)sizeof dir) {
+			error_line("%s: name too long", cwd);
+			return 2;
+		}
 	}
-	close(lfd);
+	char pointer[PATH_MAX + 32];
+	snprintf(pointer, sizeof pointer, "%s/%s", cwd, RUN_LIST);
+	static struct rotation rot;
+	if (rotate_begin(&rot, dir) != 0)
+		return 2;
 
-	/* After what is preloaded already (a sanitizer's runtime must be first). */
+	/* After what is preloaded already (a sanitizer's runtime, if the
+	   user put it there, stays first). */
 	const char *old = getenv("LD_PRELOAD");
 	if (old && *old)
 		snprintf(buf, sizeof buf, "%s:%s", old, lib);
 	else
 		snprintf(buf, sizeof buf, "%s", lib);
 	set("LD_PRELOAD", buf);
+	allow_asan();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	snprintf(buf, sizeof buf, "%llu",
 		 (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
 	set("PROFIL_RUN", buf);
-	set("PROFIL_RUN_LIST", list);
+	unsetenv("PROFIL_RUN_LIST");	/* from a profil of before run directories */
 	if (hz) {
 		snprintf(buf, sizeof buf, "%u", hz);
 		set("PROFIL_HZ", buf);
@@ -330,43 +416,53 @@ int cmd_run(int argc, char **argv)
 		set("PROFIL_BACKEND", backend);
 	if (threads)
 		set("PROFIL_RUN_THREADS", threads);
-	if (out) {
-		/* Asked for by name: an older file of that name is replaced. */
-		struct stat st;
-		if (lstat(out, &st) == 0 && S_ISREG(st.st_mode))
-			unlink(out);
-		if (out[0] == '/')
-			snprintf(buf, sizeof buf, "%s", out);
-		else
-			snprintf(buf, sizeof buf, "%s/%s", cwd, out);
-		set("PROFIL_OUT", buf);
-	} else if (!getenv("PROFDIR") && !getenv("GMON_OUT_PREFIX") && !getenv("PROFIL_OUT")) {
-		/* Every process of the tree writes here, wherever it goes. */
-		set("PROFDIR", cwd);
-	}
+	/* Every process of the tree writes here, wherever it goes. */
+	snprintf(buf, sizeof buf, "%s/%s", dir, RUN_FILE_PATTERN);
+	set("PROFIL_OUT", buf);
 
+	catch_signals();
+	fflush(NULL);
 	pid_t pid = fork();
 	if (pid < 0) {
 		error_line("cannot fork: %s", strerror(errno));
+		rotate_undo(&rot);
 		return 2;
 	}
 	if (pid == 0) {
-		execvp(argv[opt.program], argv + opt.program);
-		error_line("%s: %s", argv[opt.program], strerror(errno));
+		restore_signals();
+		execvp(program, argv + opt.program);
+		error_line("%s: %s", program, strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
-	/* Like a shell: ^C and ^\ are for the program. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
+	child = pid;
+	if (early)
+		kill(pid, early);
 	int status;
 	while (waitpid(pid, &status, 0) < 0)
 		if (errno != EINTR) {
-			error_line("waiting for %s: %s", argv[opt.program], strerror(errno));
+			error_line("waiting for %s: %s", program, strerror(errno));
 			return 2;
 		}
-	/* 126 and 127 from a child that could not exec said why already. */
-	if (!WIFEXITED(status) || (WEXITSTATUS(status) != 126 && WEXITSTATUS(status) != 127))
-		summary(list, argv[optind]);
+	restore_signals();
+	unsigned n = summary(dir);
+	if (n) {
+		rotate_commit(&rot);
+		run_point(pointer, dir);
+	} else {
+		/* The previous run, and the pointer to it, stay as they were. */
+		rotate_undo(&rot);
+		/* 126 and 127 from a child that could not exec said why already. */
+		if (!WIFEXITED(status) || (WEXITSTATUS(status) != 126 && WEXITSTATUS(status) != 127)) {
+			if (WIFEXITED(status))
+				error_line("no profile was written: %s exited with status %d before "
+					   "libprofil started in it, or libprofil said why above",
+					   program, WEXITSTATUS(status));
+			else
+				error_line("no profile was written: %s was killed by signal %d (%s) "
+					   "before libprofil started in it, or libprofil said why above",
+					   program, WTERMSIG(status), strsignal(WTERMSIG(status)));
+		}
+	}
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	int sig = WTERMSIG(status);
@@ -374,58 +470,4 @@ int cmd_run(int argc, char **argv)
 	fflush(NULL);
 	raise(sig);	/* die as the program died */
 	return 128 + sig;
-}
-
-char **input_files(int argc, char **argv)
-{
-	char **files = xmalloc((size_t)(argc + 1) * sizeof *files);
-	int n = 0;
-	for (int i = 0; i < argc; i++)
-		files[n++] = xstrdup(argv[i]);
-	files[n] = NULL;
-	if (n)
-		return files;
-	FILE *f = fopen(RUN_LIST, "r");
-	if (!f) {
-		error_line("no file given, and no %s here from a profil run", RUN_LIST);
-		free(files);
-		return NULL;
-	}
-	/* Whole lines, however long: a name is never cut in two. */
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	unsigned lineno = 0;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		lineno++;
-		if (line[len - 1] == '\n')
-			line[--len] = '\0';
-		if (!len)
-			continue;
-		if (strlen(line) != (size_t)len) {
-			error_line("%s: line %u holds a NUL byte: not a file name", RUN_LIST, lineno);
-			free(line);
-			fclose(f);
-			free_files(files);
-			return NULL;
-		}
-		files = xrealloc(files, ((size_t)n + 2) * sizeof *files);
-		files[n++] = xstrdup(line);
-		files[n] = NULL;
-	}
-	free(line);
-	fclose(f);
-	if (n == 0) {
-		error_line("%s lists no profile: the last profil run wrote none", RUN_LIST);
-		free(files);
-		return NULL;
-	}
-	return files;
-}
-
-void free_files(char **files)
-{
-	for (char **f = files; f && *f; f++)
-		free(*f);
-	free(files);
 }

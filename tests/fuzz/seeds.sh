@@ -25,9 +25,12 @@ printf '%s\n' '#include <signal.h>' 'volatile unsigned long s;' \
 	'int main(void) { for (unsigned long i = 0; i < 300000000; i++) s += i; raise(SIGKILL); }' \
 	> killed.c
 cc -O1 -o killed killed.c
-"$profil" run -o spin.prof ./spin 20 2>/dev/null
-cp .profil-last runlist
-"$profil" run -o killed.prof ./killed 2>/dev/null || true
+"$profil" run -o spin.run ./spin 20 2>/dev/null
+cp spin.run/*.prof spin.prof
+# A list of files, as .profil-last was before run directories.
+ls -d "$PWD"/spin.run/*.prof > runlist
+"$profil" run -o killed.run ./killed 2>/dev/null || true
+cp killed.run/*.prof killed.prof
 "$profil" merge -o merged.prof spin.prof
 ./trim spin.prof spin.small
 ./trim killed.prof killed.small

@@ -28,7 +28,8 @@ expect() {
 }
 
 cc -O2 -g -o spin "$root/tests/cli/spin.c"
-prun -o good.prof ./spin 10 2>/dev/null || no "making a profile"
+prun -o good.run ./spin 10 2>/dev/null || no "making a profile"
+cp good.run/spin.*.prof good.prof
 size=$(stat -c %s good.prof)
 
 expect "no such file" "missing.prof: No such file" "$profil" report missing.prof

@@ -28,9 +28,9 @@ expect() {
 
 # The example in a tree of processes: sh, crunch, cat.
 prun sh -c "$B/examples/crunch | cat > /dev/null" 2>/dev/null || no "crunch under profil run: status $?"
-crunch=$(grep "gmon\.crunch\." .profil-last)
+crunch=$(ls profil.data/crunch.*.prof)
 pid=${crunch##*crunch.}; pid=${pid%%.*}
-nproc=$(wc -l < .profil-last)
+nproc=$(ls profil.data | wc -l)
 "$profil" report --html crunch.html 2> html.err || { cat html.err; no "report --html: status $?"; }
 [ -s html.err ] && { cat html.err; no "report --html wrote to stderr"; }
 "$profil" report --format csv > crunch.csv || no "report csv"

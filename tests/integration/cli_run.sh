@@ -23,7 +23,8 @@ for fn in fnv1a lz_compress lz_decompress merge_sort; do
 	grep -Eq "%.* $fn +crunch$" report.txt || no "$fn not in the report"
 done
 grep -q "libc.so" report.txt || no "no sample in libc: shared objects are not profiled"
-f=$(head -n 1 .profil-last)
+cp -p profil.data/crunch.*.prof crunch.prof	# the next run moves profil.data
+f=crunch.prof
 [ "$(stat -c %a "$f")" = 600 ] || no "profile mode $(stat -c %a "$f"), not 600"
 awk '/^samples taken/ { if ($3 != $6 + $9 + $12) exit 1; ok = 1 } END { exit !ok }' report.txt \
 	|| no "statistics do not add up"
@@ -31,7 +32,7 @@ awk '/^samples taken/ { if ($3 != $6 + $9 + $12) exit 1; ok = 1 } END { exit !ok
 # The exit status is the program's.
 prun -o st.prof sh -c 'exit 7' 2>/dev/null; st=$?
 [ $st -eq 7 ] || no "exit status $st, not 7"
-[ -f st.prof ] || no "-o st.prof not written"
+[ -d st.prof ] && ls st.prof | grep -Eq "^(sh|dash|bash)\.[0-9]+\.prof$" || no "-o st.prof: not a run directory with sh's file: $(ls -l st.prof)"
 
 # Libraries opened and closed: their samples keep their names; A worked
 # twice as long as B.
@@ -62,11 +63,13 @@ fi
 # A pipeline: one file per process, and they add up.
 prun sh -c "./spin 40 | cat | (sleep 0; ./spin 20 > /dev/null)" 2>/dev/null \
 	|| no "pipeline: status $?"
-n=$(wc -l < .profil-last)
+ls profil.data > pipe.files
+n=$(wc -l < pipe.files)
 [ "$n" -ge 4 ] || no "pipeline: $n profiles, expected one per process (at least 4)"
-sort -u .profil-last | wc -l | grep -qx "$n" || no "pipeline: two processes shared a file"
-grep -q "gmon.spin\." .profil-last || no "pipeline: the exec'd spin wrote no file"
-grep -q "gmon.cat\." .profil-last || no "pipeline: cat wrote no file"
+grep -q "^spin\.[0-9]*\.prof$" pipe.files || no "pipeline: the exec'd spin wrote no file"
+grep -q "^cat\.[0-9]*\.prof$" pipe.files || no "pipeline: cat wrote no file"
+grep "gmon" pipe.files && no "pipeline: a file named as gprof's"
+[ "$(cat .profil-last)" = "$tmp/profil.data" ] || no "pipeline: .profil-last says $(cat .profil-last)"
 "$profil" report --format csv > pipe.csv || no "pipeline report"
 s3=$(share pipe.csv spin_three spin)
 within "$s3" 50 10 || no "pipeline: spin_three $s3%, expected 50"
@@ -121,7 +124,7 @@ prun -o long.prof ./spin 1 "$long" 2>/dev/null || no "spin with a long argument"
 want="command: ./spin 1 $(head -c 3575 /dev/zero | tr '\0' a) [...]"
 "$profil" report long.prof | grep -qxF "$want" || no "a long command line not cut as said"
 # A file of a profil before the command line (its bytes zero): argv[0].
-cp args.prof old.prof
+cp args.prof/spin.*.prof old.prof
 dd if=/dev/zero of=old.prof bs=1 seek=464 count=3592 conv=notrunc 2>/dev/null
 "$profil" report old.prof > old.txt || no "a file without a command line: status $?"
 grep -qx "command: spin" old.txt || no "a file without a command line: $(grep command old.txt)"

@@ -117,7 +117,7 @@ done
 
 # The files of several processes: each row says its pid and program, and
 # the threads of the two programs are told apart.
-rm -f .profil-last
+rm -rf .profil-last profil.data
 prun sh -c './threads a.cpu 5 && ./threads b.cpu 5' 2>/dev/null || no "tree: status $?"
 "$profil" report --threads > tree.txt || no "tree: report --threads"
 cat tree.txt

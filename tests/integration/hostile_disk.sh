@@ -38,13 +38,13 @@ leftovers() { ls -A disk | grep -v '^fill$' | tr '\n' ' '; }
 $prun_cmd -o disk/mid.prof ./hostile fill disk/fill 60 > out 2> err
 st=$?
 [ $st -eq 0 ] && [ "$(cat out)" = "disk filled" ] || no "filling: status $st, output $(cat out)"
-grep -q "^libprofil: [0-9]* samples lost: no room for the counters in $tmp/disk/mid.prof: No space left on device$" err ||
+grep -q "^libprofil: [0-9]* samples lost: no room for the counters in $tmp/disk/mid.prof/hostile.[0-9]*.prof: No space left on device$" err ||
 	no "filling: the loss not said: $(cat err)"
 "$profil" report disk/mid.prof > rep 2> rep.err || no "filling: report failed: $(cat rep.err)"
 grep -q "^1 process lost samples: the file system had no room" rep || no "filling: report does not say: $(head -n 4 rep)"
 echo "filling: $(grep -c . err) line(s): $(head -n 1 err); $(sed -n 2p rep)" >> result
-cp disk/mid.prof mid.prof
-rm -f disk/*
+cp -r disk/mid.prof mid.prof
+rm -rf disk/*
 
 # Full from the start: profil run's file.
 fill
@@ -52,7 +52,7 @@ PROFDIR=disk $prun_cmd ./spin 5 > out 2> err
 st=$?
 [ $st -eq 0 ] && [ ! -s out ] || no "profil run file: status $st, output $(cat out)"
 [ "$(grep -c . err)" -eq 2 ] &&
-	grep -q "^libprofil: cannot write profile disk/gmon.spin.[0-9]*.out: No space left on device$" err &&
+	grep -q "^libprofil: cannot write profile $tmp/disk/profil.data/spin.[0-9]*.prof: No space left on device$" err &&
 	grep -q "^profil: no profile was written: .*libprofil said why above$" err ||
 	no "profil run file: not the two lines: $(cat err)"
 [ -z "$(leftovers)" ] || no "profil run file: left behind: $(leftovers)"
@@ -90,7 +90,7 @@ cat result
 grep -q "^not ok" result && fail=1
 # Out of the namespace: the file filled midway reads, adds up, and the
 # samples that were not lost are where the time went.
-if [ -f mid.prof ]; then
+if [ -d mid.prof ]; then
 	adds_up mid.prof || no "filling: statistics do not add up: $("$profil" report mid.prof | sed -n 2p)"
 	"$profil" report --format csv mid.prof > p.csv
 	h=$(share p.csv hot hostile)

@@ -37,12 +37,12 @@ refused "PROFDIR a regular file" "$tmp/afile"
 refused "PROFDIR missing" "$tmp/missing"
 refused "PROFDIR a dangling link" "$tmp/dangling"
 
-# A link to a directory: the file is made there, the link stays.
+# A link to a directory: the run's directory is made there, the link stays.
 (cd run && PROFDIR=$tmp/linkdir prun ../spin 1) > out 2> err
-[ -L linkdir ] && ls pd | grep -q '^gmon\.spin\.[0-9]*\.out$' ||
+[ -L linkdir ] && ls pd/profil.data | grep -q '^spin\.[0-9]*\.prof$' ||
 	no "PROFDIR a link to a directory: no file there: $(cat err)"
 echo "PROFDIR a link: $(cat err)"
-rm -f pd/* run/.profil-last
+rm -rf pd/* run/.profil-last
 
 # The runtime alone, preloaded: one line, the current directory.
 (cd run && env LD_PRELOAD="${asan_pre:+$asan_pre:}$lib/libprofil.so" \
@@ -58,17 +58,22 @@ rm -f run/*
 echo "-pg, PROFDIR missing: $(cat err)"
 rm -f run/*
 
-# A name that is taken: -o replaces a file of the user's (profil(1)
-# says so), never a symbolic link, which stays as it is.
+# A name that is taken by something not a run: -o leaves it alone and
+# runs nothing (one line, status 2), a symbolic link too.
 echo old > run/taken.prof
 (cd run && prun -o taken.prof ../spin 1) 2> err
-"$profil" report run/taken.prof > /dev/null 2>&1 || no "-o over an old file: not replaced: $(cat err)"
+st=$?
+[ $st -eq 2 ] && [ "$(cat run/taken.prof)" = old ] && [ "$(grep -c . err)" -eq 1 ] &&
+	grep -q "^profil: $tmp/run/taken.prof: a file that is not a profile: not a profil run, left alone" err ||
+	no "-o over a file of the user's: status $st: $(cat err)"
 echo victim > victim
 ln -s "$tmp/victim" run/link.prof
 (cd run && prun -o link.prof ../spin 1) 2> err
-[ -L run/link.prof ] && [ "$(cat victim)" = victim ] && [ -f run/link.prof.1 ] &&
-	grep -q "^profil: wrote $tmp/run/link.prof.1; see profil report$" err ||
-	no "-o at a symbolic link: $(cat err); $(ls -l run)"
+st=$?
+[ $st -eq 2 ] && [ -L run/link.prof ] && [ "$(cat victim)" = victim ] &&
+	grep -q "^profil: $tmp/run/link.prof: a symbolic link: not a profil run, left alone" err ||
+	no "-o at a symbolic link: status $st: $(cat err); $(ls -l run)"
+[ -e run/link.prof.old ] && no "-o at a symbolic link: kept as .old"
 echo "-o at a symbolic link: $(cat err)"
 # PROFIL_OUT taken, preloaded: the next free name.
 echo mine > run/out.prof
@@ -99,9 +104,12 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 	# root's file at the name: not replaced, not followed; ours is 0600.
 	echo root > sticky/s.prof
 	(cd home && $as_nobody $prun_cmd -o "$tmp/sticky/s.prof" ../spin 1) > out 2> err
-	[ "$(cat sticky/s.prof)" = root ] && [ "$(stat -c '%u %a' sticky/s.prof.1 2>&1)" = "65534 600" ] ||
+	[ $? -eq 2 ] && [ "$(cat sticky/s.prof)" = root ] ||
 		no "sticky directory: $(cat err); $(ls -l sticky)"
 	echo "another user's sticky directory, name taken: $(cat err)"
+	(cd home && $as_nobody $prun_cmd -o "$tmp/sticky/n.prof" ../spin 1) > out 2> err
+	[ "$(stat -c '%u %a' sticky/n.prof/spin.*.prof 2>&1)" = "65534 600" ] ||
+		no "sticky directory, a new name: $(cat err); $(ls -lR sticky)"
 
 	# Set-user-ID: a root-owned copy linked with libprofil, run by
 	# nobody (AT_SECURE): PROFIL_RUN, PROFDIR, PROFIL_OUT ignored.
@@ -117,8 +125,8 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null; then
 			no "set-user-ID, linked: status $st: $(cat err); files: $(find home suid/out -type f ! -name .profil-last)"
 		(cd home && $as_nobody $prun_cmd ../suid/spin 1) > out 2> err
 		st=$?
-		[ $st -eq 0 ] && [ "$(grep -c . err)" -eq 1 ] &&
-			grep -q "^profil: no profile was written: ../suid/spin is set-user-ID or set-group-ID" err ||
+		[ $st -eq 2 ] && [ "$(grep -c . err)" -eq 1 ] && [ ! -s out ] &&
+			grep -q "^profil: ../suid/spin: set-user-ID or set-group-ID" err ||
 			no "set-user-ID under profil run: status $st: $(cat err)"
 		[ -z "$(ls home)" ] || no "set-user-ID under profil run: files: $(ls home)"
 		echo "set-user-ID: $(cat err)"

@@ -20,7 +20,7 @@ paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 [ -n "$asan_pre" ] && backends=auto
 
 # stress BACKEND PROGRAM [ARG]: run it in a directory of its own; its output
-# in $tmp/PROGRAM.BACKEND.out, its files listed in .profil-last there.
+# in $tmp/PROGRAM.BACKEND.out, its files in profil.data there.
 stress() {
 	d="$tmp/$2.$1"
 	mkdir -p "$d"
@@ -34,14 +34,14 @@ stress() {
 	st=$?
 	[ $st -eq 0 ] || { sed 's/^/    /' "$d.out" | tail -n 20; no "$2 under profil run [$1]: status $st"; }
 	echo "$2 [$1]: $(($(date +%s) - start)) s; $(grep -h "while sampling" "$d.out")"
-	(cd "$d" && xargs "$check" < .profil-last) > "$d.check" \
+	(cd "$d" && ls -d profil.data/* | xargs "$check") > "$d.check" \
 		|| { head -n 20 "$d.check"; no "$2 [$1]: profile files"; }
 	tail -n 1 "$d.check"
 }
 
 # files BACKEND PROGRAM N: N profile files.
 files() {
-	n=$(wc -l < "$tmp/$2.$1/.profil-last")
+	n=$(ls "$tmp/$2.$1/profil.data" | wc -l)
 	[ "$n" -eq "$3" ] || no "$2 [$1]: $n profile files, expected $3"
 }
 
