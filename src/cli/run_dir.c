@@ -168,7 +168,7 @@ int rotate_begin(struct rotation *r, const char *name)
 			   "there; choose another name with -o)", r->old, why);
 		return -1;
 	}
-	if (ko > 0) {
+	if (ko > 0 && k > 0) {	/* no previous run: an older .old stays */
 		if (rename(r->old, r->aside) != 0) {
 			error_line("%s: cannot move it aside: %s", r->old, strerror(errno));
 			return -1;

@@ -35,6 +35,10 @@ second=$(ls profil.data)
 prun ./spin 1 2>/dev/null || no "third run: status $?"
 [ "$(ls profil.data.old)" = "$second" ] || no "third run: profil.data.old holds '$(ls profil.data.old)'"
 [ "$(ls -A | grep -c profil.data)" -eq 2 ] || no "third run: left $(ls -A)"
+# No run of the name, but a .old: it stays.
+mkdir keep1 && prun -o keep1/r ./spin 1 2>/dev/null && mv keep1/r keep1/r.old
+prun -o keep1/r ./spin 1 2>/dev/null
+[ -n "$(ls keep1/r.old)" ] && [ -n "$(ls keep1/r)" ] || no "a .old without its run: $(ls -R keep1)"
 "$profil" report profil.data.old > old.txt 2>&1 && grep -q " spin_three " old.txt \
 	|| no "report of a .old directory: $(cat old.txt)"
 
