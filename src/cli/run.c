@@ -2,9 +2,10 @@
  * run.c - profil run: a program under the profiler, without recompiling.
  *
  * libprofil is preloaded with PROFIL_RUN set: it profiles every process
- * of the tree into a file of its own (src/runtime/preload/preload.c) and adds
- * each file's name to .profil-last here, which `profil report` reads by
- * default.  The exit status is the program's.
+ * of the tree into a file of its own (src/runtime/preload/preload.c),
+ * named by PROFIL_OUT inside the run's directory (run_dir.c), which
+ * .profil-last here names once the run wrote something.  The exit status
+ * is the program's.
  */
 #define _GNU_SOURCE
 #include <errno.h>
