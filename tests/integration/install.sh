@@ -30,6 +30,7 @@ done
 grep -q "^prefix=/usr$" "$tmp/dest/usr/lib/pkgconfig/profil.pc" || no "profil.pc prefix under DESTDIR"
 grep -q "^Version: $(cat VERSION)$" "$tmp/dest/usr/lib/pkgconfig/profil.pc" || no "profil.pc version is not VERSION's"
 [ -e "$tmp/prefix/lib/libprofil.so.$(cat VERSION)" ] || no "library not named by VERSION"
+[ "$("$tmp/prefix/bin/profil" --version)" = "profil $(cat VERSION)" ] || no "profil --version is not VERSION's"
 
 # Every page of man/ installed where man finds it; `man profil` is
 # profil(1), not glibc's profil(3), for a user with the prefix's bin/ on

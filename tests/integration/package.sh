@@ -90,6 +90,8 @@ cp "$root/examples/crunch.c" "$tmp/crunch.c"
 where=$(LD_LIBRARY_PATH="$libdir" "$tmp/which") || no "which: status $?"
 [ "$where" = "$libdir/libprofil.so.1" ] || no "profil() came from '$where', not the package"
 
+[ "$("$sroot/usr/bin/profil" --version)" = "profil $version" ] || no "profil --version is not $version"
+
 # profil run finds the packaged library from its own bin/ (Debian's
 # multiarch directory); the example's profile names its hot functions.
 mkdir "$tmp/run"
