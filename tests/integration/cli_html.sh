@@ -69,7 +69,7 @@ expect "an unwritable place" "/proc/p.html" "$profil" report --html /proc/p.html
 : > empty.prof
 expect "an empty file" "empty.prof: empty" "$profil" report --html e.html empty.prof
 prun -F 1 -o idle.prof sleep 0.3 2>/dev/null
-expect "a profile without samples" "idle.prof: no samples" "$profil" report --html e.html idle.prof
+expect "a profile without samples" "no samples, no page written" "$profil" report --html e.html idle.prof
 expect "--html with --annotate" "--annotate" "$profil" report --html e.html --annotate main cxx.prof
 [ -e e.html ] && no "a page written from bad input"
 ls e.html.* 2>/dev/null && no "a temporary file left behind"
