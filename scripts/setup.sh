@@ -11,10 +11,12 @@ set -e
 # tests/integration/valgrind.sh.  dpkg-dev, debhelper and lintian: make
 # deb (debian/control's Build-Depends are among the packages above);
 # man-db: the tests find the installed manual pages with man -M.
+# zstd: a program with a SIGBUS handler of its own, in
+# tests/integration/full_disk.sh.
 PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
 	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
 	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2
-	dpkg-dev debhelper lintian man-db"
+	dpkg-dev debhelper lintian man-db zstd"
 
 missing=""
 for p in $PACKAGES; do

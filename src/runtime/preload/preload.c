@@ -43,6 +43,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -55,6 +56,7 @@
 #include "files/outname.h"
 #include "core/sampler.h"
 #include "core/stats.h"
+#include "sinks/reserve.h"
 #include "sinks/thread_table.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -65,6 +67,9 @@ struct seg {
 	int unmapped;
 	struct profile_segment *sys;	/* its system counts, or NULL */
 	uint64_t sys_size;
+	/* Their pages, asked for before counting into them; allocated
+	   apart, as sink sets point at them and segs moves. */
+	struct page_reserve *res, *sys_res;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -89,6 +94,7 @@ static struct thread_table thread_table;
 static struct thread_table *_Atomic table;
 static void *table_map;
 static uint64_t table_size;
+static struct page_reserve table_reserve;
 
 /* ---- The sampling path. ---- */
 
@@ -275,6 +281,22 @@ static void list_file(void)
 }
 
 /*
+ * Can the file reach end bytes?  Past the soft RLIMIT_FSIZE, a write or
+ * ftruncate would kill the program with SIGXFSZ: refuse it (EFBIG), the
+ * profile stays as big as it may be.
+ */
+static int fits(uint64_t end)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+	    && end > (uint64_t)rl.rlim_cur) {
+		errno = EFBIG;
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Write a page of zeros at offset at of the file.  The pages written
  * through the mapping outside a signal handler (the header, the head of
  * each segment) are allocated this way first: on a full file system a
@@ -285,6 +307,8 @@ static void list_file(void)
 static int write_page(uint64_t at)
 {
 	static const char zeros[PROFILE_PAGE];
+	if (fits(at + PROFILE_PAGE) != 0)
+		return -1;
 	for (;;) {
 		ssize_t w = pwrite(fd, zeros, sizeof zeros, (off_t)at);
 		if (w == (ssize_t)sizeof zeros)
@@ -322,13 +346,20 @@ static void add_thread_table(void)
 	while (npcs < (uint64_t)n * THREAD_PCS_EACH && npcs < THREAD_PCS_MAX)
 		npcs *= 2;
 	uint64_t size = profile_threads_size(n, npcs);
-	if (ftruncate(fd, (off_t)(PROFILE_PAGE + size)) != 0)
+	if (fits(PROFILE_PAGE + size) != 0 || ftruncate(fd, (off_t)(PROFILE_PAGE + size)) != 0) {
+		complain("no thread table (the samples of each thread) in profile", path);
 		return;
+	}
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, PROFILE_PAGE);
 	if (p == MAP_FAILED)
 		return;
+	if (reserve_init(&table_reserve, p, size) != 0) {
+		munmap(p, size);
+		return;
+	}
 	table_map = p;
 	table_size = size;
+	thread_table.reserve = &table_reserve;
 	thread_table.entries = p;
 	thread_table.nentries = n;
 	thread_table.pcs = (struct profile_pc *)((char *)p + n * sizeof(struct profile_thread));
@@ -429,14 +460,37 @@ static void file_close(void)
 	fd = -1;
 }
 
-/* Grow the file by a segment of ncounters counters, mapped; or NULL. */
-static struct profile_segment *grow(uint64_t ncounters)
+/* A reserve over a mapping of size bytes at p, the head page had. */
+static struct page_reserve *new_reserve(void *p, uint64_t size)
+{
+	struct page_reserve *r = malloc(sizeof *r);
+	if (r && reserve_init(r, p, size) != 0) {
+		free(r);
+		r = NULL;
+	}
+	if (r)
+		r->state[0] = RESERVE_HAD;	/* written by write_page */
+	return r;
+}
+
+static void drop_reserve(struct page_reserve *r)
+{
+	if (r) {
+		reserve_free(r);
+		free(r);
+	}
+}
+
+/* Grow the file by a segment of ncounters counters, mapped, with the
+   reserve of its pages in *res; or NULL. */
+static struct profile_segment *grow(uint64_t ncounters, struct page_reserve **res)
 {
 	uint64_t size = profile_segment_size(ncounters, 4);
 	uint64_t at = header->end;
 	if (fd < 0)
 		return NULL;
-	if (write_page(at) != 0 || ftruncate(fd, (off_t)(at + size)) != 0) {
+	if (write_page(at) != 0 || fits(at + size) != 0
+	    || ftruncate(fd, (off_t)(at + size)) != 0) {
 		static int said;
 		if (!said++)
 			complain("cannot add objects to profile", path);
@@ -445,6 +499,11 @@ static struct profile_segment *grow(uint64_t ncounters)
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
 	if (p == MAP_FAILED)
 		return NULL;
+	*res = new_reserve(p, size);
+	if (!*res) {
+		munmap(p, size);
+		return NULL;
+	}
 	header->end = at + size;
 	nfile++;
 	struct profile_segment *head = p;
@@ -467,9 +526,10 @@ static struct profile_segment *append(uint64_t ncounters)
 		segs = s;
 		capacity = n;
 	}
-	struct profile_segment *head = grow(ncounters);
+	struct page_reserve *res;
+	struct profile_segment *head = grow(ncounters, &res);
 	if (head)
-		segs[nsegs++] = (struct seg){ .head = head, .size = size };
+		segs[nsegs++] = (struct seg){ .head = head, .size = size, .res = res };
 	return head;
 }
 
@@ -481,9 +541,11 @@ static struct profile_segment *append(uint64_t ncounters)
 static void add_system(void)
 {
 	struct seg *s = &segs[nsegs - 1];
-	struct profile_segment *h = grow(s->head->ncounters);
+	struct page_reserve *res;
+	struct profile_segment *h = grow(s->head->ncounters, &res);
 	if (!h)
 		return;
+	s->sys_res = res;
 	uint64_t size = h->size;
 	memcpy(h, s->head, PROFILE_PAGE);
 	h->size = size;
@@ -640,7 +702,7 @@ static int find_range(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 static struct region region_of(const struct profile_segment *h, enum region_kind kind,
-			       size_t index)
+			       size_t index, const struct page_reserve *res)
 {
 	return (struct region){
 		.id = (uint32_t)index,
@@ -650,6 +712,7 @@ static struct region region_of(const struct profile_segment *h, enum region_kind
 		.width = 4,
 		.base = (char *)h + PROFILE_PAGE,
 		.kind = kind,
+		.reserve = res,
 	};
 }
 
@@ -669,9 +732,9 @@ static struct sink_set *make_set(void)
 	for (size_t i = 0; i < nsegs; i++) {	/* i: the segment's index in the file */
 		if (segs[i].unmapped)
 			continue;
-		set->regions[k++] = region_of(segs[i].head, REGION_BINS, i);
+		set->regions[k++] = region_of(segs[i].head, REGION_BINS, i, segs[i].res);
 		if (segs[i].sys)
-			set->regions[k++] = region_of(segs[i].sys, REGION_SYSTEM, i);
+			set->regions[k++] = region_of(segs[i].sys, REGION_SYSTEM, i, segs[i].sys_res);
 	}
 	for (size_t i = 1; i < n; i++)	/* insertion sort: few regions */
 		for (size_t j = i; j > 0 && set->regions[j].offset > set->regions[j - 1].offset; j--) {
@@ -748,6 +811,7 @@ static void preload_fork_child(void)
 	if (table_map)
 		munmap(table_map, table_size);
 	table_map = NULL;
+	reserve_free(&table_reserve);
 	segs = NULL;
 	nsegs = capacity = 0;
 	nfile = 0;
@@ -779,6 +843,8 @@ static void preload_fork_child(void)
 		munmap(old[i].head, old[i].size);
 		if (old[i].sys)
 			munmap(old[i].sys, old[i].sys_size);
+		drop_reserve(old[i].res);
+		drop_reserve(old[i].sys_res);
 	}
 	free(old);
 	if (old_header)

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 
 #include "../../common/bins.h"
+#include "sinks/reserve.h"
 #include "sinks/satadd.h"
 #include "sinks/sink.h"
 #include "core/stats.h"
@@ -79,9 +80,12 @@ void sinks_after_fork(void)
 static enum sink_result add_to(const struct sink_set *set, const struct region *r,
 			       uint64_t index, uint32_t weight, struct thread_ref *who)
 {
-	int64_t added = r->width == 4
-		? satadd32((uint32_t *)r->base + index, weight)
-		: satadd16((uint16_t *)r->base + index, weight);
+	void *counter = (char *)r->base + index * r->width;
+	/* A page the file system refuses is never written: a fault there
+	   would reach the program's own SIGBUS handler, if it has one. */
+	int64_t added = reserve_pages(r->reserve, counter, r->width) < 0 ? -1
+		: r->width == 4 ? satadd32(counter, weight)
+		: satadd16(counter, weight);
 	if (added < 0) {
 		stats_add(&stats.lost, weight);
 		return SINK_FAULT;
@@ -180,6 +184,8 @@ void sinks_count_system(uintptr_t pc, uint32_t system, struct thread_ref *who)
 		    || !bins_index(pc, r->offset, r->scale, r->ncounters, &index))
 			continue;
 		/* A fault here faulted the histogram too: nothing to add. */
+		if (reserve_pages(r->reserve, (char *)r->base + index * r->width, r->width) < 0)
+			return;
 		if (r->width == 4)
 			satadd32((uint32_t *)r->base + index, system);
 		else

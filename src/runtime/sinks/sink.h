@@ -33,12 +33,16 @@ struct region {
 				   outlives the set (pcsample reads it) */
 	uint32_t id;		/* with a thread table: the profile file's
 				   segment the counters are in */
+	/* Counters in a file mapping: each page asked for before it is
+	   first written (reserve.h), or NULL.  Not owned. */
+	const struct page_reserve *reserve;
 };
 
 /* Which call installed a set, so that each call stops only its own. */
 enum sink_owner { OWNER_PROFIL, OWNER_SPROFIL, OWNER_PCSAMPLE, OWNER_MONITOR };
 
 struct thread_table;
+struct page_reserve;
 struct thread_ref;
 
 struct sink_set {

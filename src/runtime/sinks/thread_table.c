@@ -50,6 +50,16 @@ static void broke(struct thread_table *t)
 	atomic_store_explicit(&t->broken, 1, memory_order_relaxed);
 }
 
+/* Can the table's bytes [p, p+len) be written without a fault? A page
+   refused breaks the table, as a fault would have. */
+static int have(struct thread_table *t, const void *p, size_t len)
+{
+	if (reserve_pages(t->reserve, p, len) == 0)
+		return 1;
+	broke(t);
+	return 0;
+}
+
 static void unattributed(struct thread_table *t, uint64_t n)
 {
 	atomic_fetch_add_explicit(&t->unattributed, n, memory_order_relaxed);
@@ -144,6 +154,8 @@ static int32_t find_entry(struct thread_table *t, struct thread_ref *who)
 		uint32_t i = 1 + (h - 1 + k) % (n - 1);
 		struct profile_thread *e = &t->entries[i];
 		uint64_t cur;
+		if (!have(t, e, sizeof *e))
+			return who->entry = -1;
 		if (satload64(word_of(e), &cur) < 0)
 			goto broken;
 		if (cur == 0) {
@@ -177,6 +189,10 @@ static struct profile_pc *find_pc(struct thread_table *t, uint64_t key, int clai
 	for (unsigned k = 0; k < PROFILE_PROBES && k < t->npcs; k++) {
 		struct profile_pc *s = &t->pcs[(h + k) & mask];
 		uint64_t cur;
+		if (!claim && reserve_untouched(t->reserve, s))
+			return NULL;	/* never written: free */
+		if (!have(t, s, sizeof *s))
+			return NULL;
 		if (satload64(&s->key, &cur) < 0)
 			goto broken;
 		if (cur == key)
@@ -214,7 +230,8 @@ void threadtab_count(struct thread_table *t, struct thread_ref *who, uint32_t se
 		if (s && satadd32(&s->count, n) < 0)
 			broke(t);
 	}
-	if (satxadd64(&t->entries[e].samples, n) < 0) {
+	if (!have(t, &t->entries[e], sizeof t->entries[e])
+	    || satxadd64(&t->entries[e].samples, n) < 0) {
 		broke(t);
 		unattributed(t, n);
 	}
@@ -233,7 +250,8 @@ void threadtab_count_system(struct thread_table *t, struct thread_ref *who, uint
 		if (s && satadd32(&s->system, n) < 0)
 			broke(t);
 	}
-	if (satxadd64(&t->entries[e].system, n) < 0)
+	if (have(t, &t->entries[e], sizeof t->entries[e])
+	    && satxadd64(&t->entries[e].system, n) < 0)
 		broke(t);
 }
 
@@ -247,6 +265,10 @@ void threadtab_end(struct thread_table *t, pid_t tid)
 	for (uint32_t k = 0; n > 1 && k < PROFILE_PROBES && k < n - 1; k++) {
 		struct profile_thread *e = &t->entries[1 + (h - 1 + k) % (n - 1)];
 		uint64_t cur;
+		if (reserve_untouched(t->reserve, e))
+			return;		/* never sampled */
+		if (!have(t, e, sizeof *e))
+			return;
 		if (satload64(word_of(e), &cur) < 0) {
 			broke(t);
 			return;
@@ -270,6 +292,10 @@ void threadtab_name_all(struct thread_table *t)
 	for (uint32_t i = 1; i < t->nentries && !atomic_load(&t->broken); i++) {
 		struct profile_thread *e = &t->entries[i];
 		uint64_t cur;
+		if (reserve_untouched(t->reserve, e))
+			continue;	/* free */
+		if (!have(t, e, sizeof *e))
+			return;
 		if (satload64(word_of(e), &cur) < 0) {
 			broke(t);
 			return;

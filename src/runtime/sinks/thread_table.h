@@ -19,6 +19,7 @@
 #include <sys/types.h>
 
 #include "../../format/profile.h"
+#include "sinks/reserve.h"
 
 struct thread_table {
 	struct profile_thread *entries;	/* in the file, mapped shared */
@@ -28,6 +29,9 @@ struct thread_table {
 	uint32_t owner;			/* the process's pid */
 	atomic_uint_fast64_t unattributed;
 	atomic_int broken;		/* a write faulted: no more tries */
+	/* Its pages asked for before they are first written (reserve.h),
+	   or NULL. */
+	const struct page_reserve *reserve;
 };
 
 /* The thread a sample was taken of, and its entry once looked up. */

@@ -1,0 +1,98 @@
+/*
+ * reserve.c - asking the file system for a page before writing it
+ * (reserve.h).
+ *
+ * reserve_pages() runs in signal handlers: it is async-signal-safe and
+ * lock-free (an atomic state per page; madvise is a plain system call).
+ * Two threads may ask for the same page at once: both get the same
+ * answer from the kernel, and the state is only ever set from unknown.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sinks/reserve.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
+#endif
+
+#define PAGE 4096u
+
+/* The kernel does not know MADV_POPULATE_WRITE: ask nothing more. */
+static atomic_int unsupported;
+
+static int ask(uintptr_t page)
+{
+	for (int tries = 0; tries < 3; tries++) {
+		long r = syscall(SYS_madvise, (void *)page, PAGE, MADV_POPULATE_WRITE);
+		if (r == 0)
+			return RESERVE_HAD;
+		if (errno == EINVAL || errno == ENOSYS) {
+			atomic_store_explicit(&unsupported, 1, memory_order_relaxed);
+			return RESERVE_HAD;
+		}
+		if (errno != EINTR && errno != EAGAIN)
+			return RESERVE_REFUSED;	/* EFAULT: a write would SIGBUS */
+	}
+	return RESERVE_UNKNOWN;	/* ask again at the next sample */
+}
+
+int reserve_pages(const struct page_reserve *r, const void *p, size_t len)
+{
+	if (!r || !r->state || !len)
+		return 0;
+	uintptr_t a = (uintptr_t)p;
+	if (a < r->base)
+		return -1;
+	uint64_t first = (a - r->base) / PAGE, last = (a + len - 1 - r->base) / PAGE;
+	if (last >= r->npages)
+		return -1;
+	for (uint64_t i = first; i <= last; i++) {
+		uint8_t s = atomic_load_explicit(&r->state[i], memory_order_acquire);
+		if (s == RESERVE_HAD)
+			continue;
+		if (s == RESERVE_REFUSED)
+			return -1;
+		if (atomic_load_explicit(&unsupported, memory_order_relaxed))
+			return 0;
+		int saved = errno;
+		s = (uint8_t)ask(r->base + i * PAGE);
+		errno = saved;
+		if (s == RESERVE_UNKNOWN)
+			return -1;
+		uint8_t expected = RESERVE_UNKNOWN;
+		atomic_compare_exchange_strong(&r->state[i], &expected, s);
+		if (s == RESERVE_REFUSED)
+			return -1;
+	}
+	return 0;
+}
+
+int reserve_untouched(const struct page_reserve *r, const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	if (!r || !r->state || a < r->base || (a - r->base) / PAGE >= r->npages
+	    || atomic_load_explicit(&unsupported, memory_order_relaxed))
+		return 0;
+	return atomic_load_explicit(&r->state[(a - r->base) / PAGE], memory_order_acquire)
+	       == RESERVE_UNKNOWN;
+}
+
+int reserve_init(struct page_reserve *r, void *base, uint64_t size)
+{
+	r->base = (uintptr_t)base;
+	r->npages = (size + PAGE - 1) / PAGE;
+	r->state = calloc(r->npages ? r->npages : 1, 1);
+	return r->state ? 0 : -1;
+}
+
+void reserve_free(struct page_reserve *r)
+{
+	free((void *)r->state);
+	r->state = NULL;
+	r->npages = 0;
+}
