@@ -17,7 +17,7 @@
  * run --threads) sizes it; threads past it share one entry.
  *
  * dlopen and dlclose are interposed: a library gets its histogram as it
- * is opened, and before it is closed its histogram leaves the sink set
+ * is opened, and once it is closed its histogram leaves the sink set
  * but stays in the file, under the library's name (and counts on if the
  * library is opened again at the same address).  A fork child starts
  * a file of its own; an exec closes the file, and the new program, which
@@ -27,7 +27,8 @@
  * (from _exit): they are async-signal-safe and lock-free (atomics,
  * clock_gettime).  preload_thread_end() runs in an ending thread,
  * without a lock (the table is lock-free).  Everything else runs under
- * `lock`, never in a handler.
+ * `lock`, with cancellation off, never in a handler, and never while
+ * glibc's loader lock is held (dlopen, dlclose).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -95,6 +96,28 @@ static struct thread_table *_Atomic table;
 static void *table_map;
 static uint64_t table_size;
 static struct page_reserve table_reserve;
+
+/*
+ * The lock, with cancellation off while it is held: what runs under it
+ * (open, write, close, the sampler's own calls) has cancellation points,
+ * and a thread cancelled there would unwind holding the lock, which no
+ * thread could take again.  The cancel acts at the thread's next
+ * cancellation point after.
+ */
+static int lock_enter(void)
+{
+	int old;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	pthread_mutex_lock(&lock);
+	return old;
+}
+
+static void lock_leave(int old)
+{
+	int ignored;
+	pthread_mutex_unlock(&lock);
+	pthread_setcancelstate(old, &ignored);
+}
 
 /* ---- The sampling path. ---- */
 
@@ -910,10 +933,10 @@ void preload_init(void)
 	if (!runs || !*runs || getauxval(AT_SECURE))
 		return;
 	run_id = strtoull(runs, NULL, 10);
-	pthread_mutex_lock(&lock);
+	int cancel = lock_enter();
 	read_cmdline();
 	if (create_file() != 0) {
-		pthread_mutex_unlock(&lock);
+		lock_leave(cancel);
 		return;
 	}
 	dl_iterate_phdr(add_object, NULL);
@@ -926,7 +949,7 @@ void preload_init(void)
 		complain("cannot start sampling for", header->command);
 		on = 0;
 	}
-	pthread_mutex_unlock(&lock);
+	lock_leave(cancel);
 }
 
 __attribute__((destructor)) static void preload_fini(void)
@@ -934,14 +957,35 @@ __attribute__((destructor)) static void preload_fini(void)
 	if (!on)
 		return;
 	sampler_stop();
-	pthread_mutex_lock(&lock);
+	int cancel = lock_enter();
 	if (header && on)
 		finish(PROFILE_COMPLETE);
 	on = 0;
-	pthread_mutex_unlock(&lock);
+	lock_leave(cancel);
 }
 
 /* ---- dlopen and dlclose. ---- */
+
+/*
+ * Calls of dlopen and dlclose made by the constructors and destructors
+ * that glibc runs inside another dlopen or dlclose of this thread: glibc
+ * holds its loader lock there, so they leave the objects to the
+ * outermost call, which lists them again once glibc has let go.  Taking
+ * our lock there would deadlock with a thread that holds it and waits
+ * for the loader's.  Initial-exec: the library is loaded at start.
+ */
+static __thread int nested __attribute__((tls_model("initial-exec")));
+
+/* After the outermost dlopen or dlclose: list the objects again. */
+static void objects_changed(void)
+{
+	if (nested || !on)
+		return;
+	int cancel = lock_enter();
+	if (on)
+		rescan();
+	lock_leave(cancel);
+}
 
 typedef void *dlopen_fn(const char *, int);
 typedef int dlclose_fn(void *);
@@ -954,35 +998,31 @@ EXPORT void *dlopen(const char *file, int mode)
 	char path[PATH_MAX];
 	const char *name = dlname_as_caller(file, __builtin_return_address(0), path, sizeof path);
 	void *h = NULL;
+	nested++;
 	if (name != file)	/* one loaded already under that name wins, as in glibc */
 		h = real(file, mode | RTLD_NOLOAD);
 	if (!h)
 		h = real(name, mode);
-	if (h && on) {
-		pthread_mutex_lock(&lock);
-		if (on)
-			rescan();
-		pthread_mutex_unlock(&lock);
-	}
+	nested--;
+	if (h)
+		objects_changed();
 	return h;
 }
 
+/*
+ * The real dlclose first, with no lock of ours held (its destructors may
+ * call dlclose or dlopen); then its histogram leaves the sink set (it
+ * stays in the file), so that the addresses it leaves free count for the
+ * next library mapped there.
+ */
 EXPORT int dlclose(void *handle)
 {
 	static dlclose_fn *_Atomic real;
 	if (!real)
 		real = (dlclose_fn *)dlsym(RTLD_NEXT, "dlclose");
-	if (!on)
-		return real(handle);
-	/*
-	 * Once the library is closed, its histogram leaves the sink set (it
-	 * stays in the file): the addresses it leaves free may be given to
-	 * the next library opened.
-	 */
-	pthread_mutex_lock(&lock);
+	nested++;
 	int r = real(handle);
-	if (on)
-		rescan();
-	pthread_mutex_unlock(&lock);
+	nested--;
+	objects_changed();
 	return r;
 }
