@@ -18,7 +18,6 @@
 #include <stddef.h>
 #include <unistd.h>
 
-#include "gmon/moncontrol.h"
 #include "core/sampler.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -56,7 +55,6 @@ void exec_init(void)
 /* Run an exec call between the tear-down and the restart. */
 #define AROUND_EXEC(call)					\
 	do {							\
-		gmon_before_exec();				\
 		sampler_before_exec();				\
 		int r_ = (call);				\
 		int errno_ = errno;				\

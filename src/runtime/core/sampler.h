@@ -130,7 +130,9 @@ void sampler_before_exec(void);
 void sampler_after_exec_failed(void);
 
 /*
- * What the preload mode (preload.c) hears from the sampler.  sampled
+ * What the preload mode (preload.c), or the gmon runtime of a -pg
+ * program (moncontrol.c), hears from the sampler: the two never run in
+ * one process, so one set of hooks.  sampled
  * runs in signal handlers after each counted sample (async-signal-safe);
  * thread_end in a thread that ends, once its sampler is stopped, outside
  * the sampler's lock;

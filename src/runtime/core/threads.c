@@ -15,7 +15,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "gmon/moncontrol.h"
 #include "core/sampler.h"
 
 #if defined(__has_feature)
@@ -68,7 +67,6 @@ static void on_thread_exit(void *unused)
 {
 	(void)unused;
 	sampler_thread_end();
-	gmon_thread_end();
 }
 
 static void make_exit_key(void)

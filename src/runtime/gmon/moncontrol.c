@@ -9,13 +9,16 @@
  * in power-of-two bins, sampled at the sampler's rate in every thread.
  *
  * The profile is written (gmon_file.c) at exit, at _exit, before an
- * exec, on a fatal signal (then the signal takes its course), and every
- * second by a snapshot thread, so that SIGKILL loses at most a second.
+ * exec, on a fatal signal (then the signal takes its course), and once
+ * a second by a thread of the program's whose sample finds the second
+ * over (the sampler's hooks, which this file registers), so that SIGKILL
+ * loses at most a second.
  * One writer at a time: a lock word holding the writer's thread id,
  * which a crash handler waits on (another thread will finish) but never
  * takes twice in one thread.
  *
- * write_profile(), emit() and on_fatal() run in signal handlers: they
+ * write_profile(), emit(), gmon_sampled() and on_fatal() run in signal
+ * handlers: they
  * are async-signal-safe and lock-free (mmap, write, rename; no malloc,
  * no stdio, no locks but the one-writer word).  The rest runs from the
  * program's own calls.
@@ -37,7 +40,6 @@
 #include "../../format/gmon.h"
 #include "gmon/gmon_arcs.h"
 #include "gmon/gmon_file.h"
-#include "gmon/moncontrol.h"
 #include "core/sampler.h"
 #include "sinks/sink.h"
 
@@ -138,12 +140,13 @@ static void emit(struct gmon_out *out, void *arg)
 
 /*
  * Take the one-writer word: 1 if taken, 0 if this thread holds it
- * already (a crash inside the writer) or it stays held for seconds.
+ * already (a crash inside the writer) or it stays held for seconds (at
+ * once, without wait).
  */
-static int writer_take(void)
+static int writer_take(int wait)
 {
 	int me = tid(), expected = 0;
-	for (int i = 0; i < 3000; i++) {
+	for (int i = 0; i < (wait ? 3000 : 1); i++) {
 		expected = 0;
 		if (atomic_compare_exchange_strong(&writer, &expected, me))
 			return 1;
@@ -160,12 +163,13 @@ static void writer_give(void)
 	atomic_store(&writer, 0);
 }
 
-/* Write the profile as it is now.  Async-signal-safe. */
-static void write_profile(void)
+/* Write the profile as it is now; unless wait, only if no other thread
+   is writing.  Async-signal-safe. */
+static void write_profile(int wait)
 {
 	if (atomic_load(&state) != STARTED || prof.no_file || getpid() != owner)
 		return;	/* a vfork child shares our memory: not its profile */
-	if (!writer_take())
+	if (!writer_take(wait))
 		return;
 	int saved = errno;
 	gmon_file_write(emit, NULL);
@@ -173,59 +177,61 @@ static void write_profile(void)
 	writer_give();
 }
 
-/* ---- the snapshot thread ------------------------------------------ */
+/* ---- snapshots, from the sampling path ------------------------------- */
 
-static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t snap_cond;
-static pthread_t snap_thread;
-static int snap_running, snap_stop;
+/*
+ * Once a second of the samples' own time, the thread whose sample finds
+ * the second over writes the profile, from the sampler's hook (a signal
+ * handler, or wherever the backend hands samples in): no thread of ours.
+ * The counts change only while the program runs, and then samples come,
+ * so SIGKILL loses at most about a second.  A write under way elsewhere
+ * is not waited for: the next second writes.
+ */
+#define SNAPSHOT_NS 1000000000
 
-static void *snapshot(void *unused)
+static _Atomic int64_t next_snapshot_ns;
+
+static int64_t coarse_ns(void)
 {
-	(void)unused;
-	/* Signals are for the program's threads, not for this one. */
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	pthread_mutex_lock(&snap_lock);
-	while (!snap_stop) {
-		struct timespec when;
-		clock_gettime(CLOCK_MONOTONIC, &when);
-		when.tv_sec += 1;
-		while (!snap_stop && pthread_cond_timedwait(&snap_cond, &snap_lock, &when) != ETIMEDOUT)
-			;
-		if (snap_stop)
-			break;
-		pthread_mutex_unlock(&snap_lock);
-		write_profile();
-		pthread_mutex_lock(&snap_lock);
-	}
-	pthread_mutex_unlock(&snap_lock);
-	return NULL;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void snapshot_start(void)
+static void snapshot_due_in_a_second(void)
 {
-	pthread_condattr_t attr;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&snap_cond, &attr);
-	pthread_condattr_destroy(&attr);
-	snap_stop = 0;
-	snap_running = pthread_create(&snap_thread, NULL, snapshot, NULL) == 0;
+	atomic_store(&next_snapshot_ns, coarse_ns() + SNAPSHOT_NS);
 }
 
-static void snapshot_stop(void)
+/* After each counted sample.  Async-signal-safe. */
+static void gmon_sampled(void)
 {
-	if (!snap_running)
+	int64_t now = coarse_ns();
+	int64_t due = atomic_load_explicit(&next_snapshot_ns, memory_order_relaxed);
+	if (now < due || !atomic_compare_exchange_strong(&next_snapshot_ns, &due,
+							 now + SNAPSHOT_NS))
 		return;
-	pthread_mutex_lock(&snap_lock);
-	snap_stop = 1;
-	pthread_cond_signal(&snap_cond);
-	pthread_mutex_unlock(&snap_lock);
-	pthread_join(snap_thread, NULL);
-	snap_running = 0;
+	write_profile(0);
 }
+
+/* Before an exec: the profile as it is (the image may not come back). */
+static void gmon_before_exec(void)
+{
+	write_profile(1);
+}
+
+/* A thread that ends gives its arc table to the next one. */
+static void gmon_thread_end(pid_t ended)
+{
+	(void)ended;
+	gmon_arcs_thread_end();
+}
+
+static const struct sampler_hooks gmon_hooks = {
+	.sampled = gmon_sampled,
+	.before_exec = gmon_before_exec,
+	.thread_end = gmon_thread_end,
+};
 
 /* ---- fatal signals -------------------------------------------------- */
 
@@ -245,7 +251,7 @@ static void on_fatal(int sig, siginfo_t *info, void *context)
 {
 	(void)context;
 	int saved = errno;
-	write_profile();
+	write_profile(1);
 	struct sigaction dfl;
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
@@ -324,7 +330,7 @@ static void set_running(int on)
 static void before_fork(void)
 {
 	if (atomic_load(&state) == STARTED && getpid() == owner)
-		while (!writer_take())
+		while (!writer_take(1))
 			;	/* no write half done in the child's copy */
 }
 
@@ -339,7 +345,6 @@ static void after_fork_child(void)
 {
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	control = fresh;
-	snap_lock = fresh;
 	atomic_store(&writer, 0);
 	if (atomic_load(&state) != STARTED)
 		return;
@@ -348,9 +353,7 @@ static void after_fork_child(void)
 	gmon_arcs_after_fork();
 	for (uint64_t i = 0; i < prof.nbins; i++)
 		__atomic_store_n(&prof.counts[i], 0, __ATOMIC_RELAXED);
-	snap_running = 0;
-	if (!prof.no_file)
-		snapshot_start();
+	snapshot_due_in_a_second();
 }
 
 EXPORT void monstartup(unsigned long lowpc, unsigned long highpc)
@@ -396,10 +399,10 @@ EXPORT void monstartup(unsigned long lowpc, unsigned long highpc)
 	if (!atfork_done++)
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	catch_fatal_signals();
+	snapshot_due_in_a_second();
+	sampler_set_preload_hooks(&gmon_hooks);
 	atomic_store(&state, STARTED);
 	set_running(1);
-	if (!prof.no_file)
-		snapshot_start();
 	pthread_mutex_unlock(&control);
 }
 
@@ -426,8 +429,7 @@ EXPORT void _mcleanup(void)
 	}
 	set_running(0);
 	pthread_mutex_unlock(&control);
-	snapshot_stop();
-	write_profile();
+	write_profile(1);
 	uint64_t lost = gmon_arcs_lost();
 	if (lost) {
 		char line[96] = "libprofil: calls not counted for want of memory: ";
@@ -448,15 +450,10 @@ EXPORT void _mcleanup(void)
 
 /* ---- the ways a process ends without exit() -------------------------- */
 
-void gmon_before_exec(void)
-{
-	write_profile();
-}
-
 static _Noreturn void exit_now(int status)
 {
 	sampler_exit_now();
-	write_profile();
+	write_profile(1);
 	for (;;)
 		syscall(SYS_exit_group, status);
 }
@@ -471,8 +468,3 @@ EXPORT void _Exit(int status)
 	exit_now(status);
 }
 
-/* A thread that ends gives its arc table to the next one. */
-void gmon_thread_end(void)
-{
-	gmon_arcs_thread_end();
-}
