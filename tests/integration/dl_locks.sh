@@ -25,7 +25,7 @@ for c in "nested 200" "race 200" "cancel 50"; do
 	want=$?
 	[ $want -eq 0 ] || no "$1: unprofiled, status $want: $(cat want.err)"
 	for be in perf timer; do
-		rm -f p.prof
+		rm -rf p.prof
 		start=$(date +%s)
 		timeout -s KILL 120 $prun_cmd --backend $be -o p.prof -- ./dlrace $1 dl $2 > got 2> err
 		st=$?

@@ -31,7 +31,7 @@ same() {
 	want=$?
 	for be in perf timer; do
 		rm -rf disk/* disk/.[!.]* 2>/dev/null
-		PROFDIR=disk timeout -s KILL 60 $prun_cmd --backend $be -- "$@" > got 2> err
+		timeout -s KILL 60 $prun_cmd --backend $be -o disk/run -- "$@" > got 2> err
 		st=$?
 		[ $st -eq $want ] || no "$name [$be]: status $st, unprofiled $want: $(tr '\n' '|' < err)"
 		cmp -s want got || no "$name [$be]: output differs from the unprofiled run's"
@@ -56,8 +56,8 @@ rm -rf disk/* 2>/dev/null
 umount "$tmp/disk"
 for kb in 8 2048; do
 	for be in perf timer; do
-		rm -f disk/* 2>/dev/null
-		PROFDIR=disk timeout -s KILL 60 prlimit --fsize=$((kb * 1024)) $prun_cmd --backend $be -- ./busfault exit > got 2> err
+		rm -rf disk/* 2>/dev/null
+		timeout -s KILL 60 prlimit --fsize=$((kb * 1024)) $prun_cmd --backend $be -o disk/run -- ./busfault exit > got 2> err
 		st=$?
 		[ $st -eq 0 ] && [ "$(cat got)" = done ] || no "ulimit -f $kb [$be]: status $st, output $(cat got): $(tr '\n' '|' < err)"
 		grep -q '^libprofil: .*: File too large$' err || no "ulimit -f $kb [$be]: not said: $(tr '\n' '|' < err)"
