@@ -76,6 +76,16 @@ void origins_note(struct origins *o, uint64_t run_id, const char *program);
 /* The same for a profil profile (src/format/profile.h). */
 struct profile;
 void origins_note_profile(struct origins *o, const struct profile *p);
+/* The program of a profil profile: its main executable's path, or (in
+   buf) its command. */
+const char *profile_program(const struct profile *p, char *buf, size_t len);
+
+/*
+ * Is the process that wrote a profile still running (alive.c)?  The pid
+ * must be taken by a process that started no later than the profile
+ * (start_ns, CLOCK_REALTIME) and, where /proc shows it, runs program.
+ */
+int process_running(int32_t pid, uint64_t start_ns, const char *program);
 /* Runs of different programs: some program has no file in some run. */
 int origins_mixed(const struct origins *o);
 /* "2 runs of 2 programs", in buf. */

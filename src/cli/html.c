@@ -91,9 +91,12 @@ static void warnings(FILE *f, const struct model *m)
 		WARN("%" PRIu64 " threads could not be sampled", m->threads_unsampled);
 	if (m->no_kernel)
 		WARN("the %s backend did not see time spent in the kernel", backend_name(m->backend));
-	if (m->unfinished)
-		WARN("%u process%s did not exit normally: its last second of statistics may be "
-		     "missing", m->unfinished, m->unfinished == 1 ? "" : "es");
+	char running[160], killed[160];
+	unfinished_notes(m, running, killed, sizeof running);
+	if (*running)
+		WARN("%s", running);
+	if (*killed)
+		WARN("%s", killed);
 	if (m->gmon_files && m->gmon_files == m->nfiles)
 		WARN("gmon.out: no statistics beyond the counts");
 #undef WARN

@@ -267,6 +267,12 @@ int model_add_file(struct model *m, const char *path)
 	m->write_lost += !!(h->flags & PROFILE_F_WRITE_LOST);
 	m->no_kernel |= !!(h->flags & PROFILE_F_NO_KERNEL);
 	m->unfinished += h->state != PROFILE_COMPLETE;
+	char command[sizeof h->command + 1];
+	const char *program = profile_program(&p, command, sizeof command);
+	if (h->state != PROFILE_COMPLETE && process_running(h->pid, h->start_ns, program)) {
+		m->running_pid = m->running ? m->running_pid : h->pid;
+		m->running++;
+	}
 	/* A running file's counters went on after its statistics. */
 	uint64_t extra = p.counted - h->counted;
 	m->taken += h->taken + extra;
@@ -300,7 +306,7 @@ int model_add_file(struct model *m, const char *path)
 		}
 	}
 	m->nfiles++;
-	origins_note_profile(&m->origins, &p);
+	origins_note(&m->origins, h->run_id, program);
 	size_t *objs = xmalloc((p.nsegs + 1) * sizeof *objs);
 	for (size_t i = 0; i < p.nsegs; i++) {
 		const struct profile_segment *s = p.segs[i].head;

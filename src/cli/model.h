@@ -81,6 +81,8 @@ struct model {
 	size_t nobjects;
 	unsigned nfiles;
 	unsigned unfinished;	/* files of processes that did not exit */
+	unsigned running;	/* of those, processes still running when read */
+	int32_t running_pid;	/* the first of them */
 	unsigned gmon_files;	/* gmon.out files: no statistics but counts */
 	unsigned system_files;	/* files with system counts per pc */
 	uint32_t hz;
@@ -90,6 +92,11 @@ struct model {
 	int no_kernel;
 	uint64_t taken, counted, outside, saturated, lost, observed, cpu_ns;
 	uint64_t threads, threads_unsampled, threads_fallback, system;
+	/* Threads sampled that never had a sample, so no entry in their
+	   file's table, nor a row: from the files whose tables held every
+	   thread (silent_unknown: some file's did not). */
+	uint64_t threads_silent;
+	int threads_silent_unknown;
 	uint64_t start_ns, end_ns;
 	struct arc *arcs;	/* sorted and unique once model_finish ran */
 	size_t narcs, caparcs;
@@ -173,6 +180,11 @@ double model_seconds_each(const struct model *m);
 char *model_command_line(const struct model *m);
 
 void model_free(struct model *m);
+
+/* The header's lines on files left running (alive.c): in running, the
+   processes still running when read; in killed, those that did not exit
+   normally; each empty if none. */
+void unfinished_notes(const struct model *m, char *running, char *killed, size_t len);
 
 const char *backend_name(int id);
 

@@ -46,16 +46,19 @@ void origins_note(struct origins *o, uint64_t run_id, const char *program)
 	o->pairs[o->npairs++] = (struct origin_pair){ run, prog };
 }
 
-void origins_note_profile(struct origins *o, const struct profile *p)
+const char *profile_program(const struct profile *p, char *buf, size_t len)
 {
-	const struct profile_header *h = p->header;
-	char command[sizeof h->command];
-	snprintf(command, sizeof command, "%.*s", (int)sizeof command - 1, h->command);
-	const char *program = command;	/* the main executable's path, if mapped */
 	for (size_t i = 0; i < p->nsegs; i++)
 		if (p->segs[i].head->flags & PROFILE_SEG_MAIN)
-			program = p->segs[i].head->path;
-	origins_note(o, h->run_id, program);
+			return p->segs[i].head->path;
+	snprintf(buf, len, "%.*s", (int)sizeof p->header->command, p->header->command);
+	return buf;
+}
+
+void origins_note_profile(struct origins *o, const struct profile *p)
+{
+	char command[sizeof p->header->command + 1];
+	origins_note(o, p->header->run_id, profile_program(p, command, sizeof command));
 }
 
 int origins_mixed(const struct origins *o)

@@ -66,9 +66,16 @@ static void header(const struct model *m, double each)
 		char d[64];
 		snprintf(runs, sizeof runs, " (%s)", origins_describe(&m->origins, d, sizeof d));
 	}
-	printf("Flat profile: %" PRIu64 " samples in %u profile%s%s, %.3f s of CPU time, "
-	       "each sample %.3f ms\n", model_samples(m), m->nfiles, m->nfiles == 1 ? "" : "s",
-	       runs, m->cpu_ns / 1e9, each * 1e3);
+	/* Under --tid or --comm, the time of the threads kept: by their
+	   samples, since the files hold no CPU time per thread. */
+	char cpu[96];
+	if (m->filter)
+		snprintf(cpu, sizeof cpu, "%.3f s of CPU time in the threads kept (%.3f s in all)",
+			 m->kept * each, m->cpu_ns / 1e9);
+	else
+		snprintf(cpu, sizeof cpu, "%.3f s of CPU time", m->cpu_ns / 1e9);
+	printf("Flat profile: %" PRIu64 " samples in %u profile%s%s, %s, each sample %.3f ms\n",
+	       model_samples(m), m->nfiles, m->nfiles == 1 ? "" : "s", runs, cpu, each * 1e3);
 	filter_line(m);
 	printf("samples taken %" PRIu64 " = counted %" PRIu64 " + outside %" PRIu64
 	       " + dropped %" PRIu64 " (saturated %" PRIu64 ", lost %" PRIu64 "); %" PRIu64
@@ -96,9 +103,12 @@ static void header(const struct model *m, double each)
 		printf("%u process%s lost samples: the file system had no room for their "
 		       "counters (lost counts them)\n", m->write_lost,
 		       m->write_lost == 1 ? "" : "es");
-	if (m->unfinished)
-		printf("%u process%s did not exit normally: its last second of statistics may be "
-		       "missing\n", m->unfinished, m->unfinished == 1 ? "" : "es");
+	char running[160], killed[160];
+	unfinished_notes(m, running, killed, sizeof running);
+	if (*running)
+		printf("%s\n", running);
+	if (*killed)
+		printf("%s\n", killed);
 	putchar('\n');
 }
 
@@ -137,7 +147,8 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		       ",\"files\":%u,",
 		       m->counted, m->taken, m->outside, m->saturated, m->lost, m->cpu_ns / 1e9,
 		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
-		printf("\"runs\":%zu,\"programs\":%zu,", m->origins.nruns, m->origins.nprograms);
+		printf("\"runs\":%zu,\"programs\":%zu,\"unfinished\":%u,\"still_running\":%u,",
+		       m->origins.nruns, m->origins.nprograms, m->unfinished, m->running);
 		char *c = model_command_line(m);
 		printf("\"command\":");
 		json_string(stdout, c, 0);
@@ -145,8 +156,8 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		free(c);
 		if (m->filter)
 			printf("\"threads_kept\":%zu,\"kept_samples\":%" PRIu64
-			       ",\"kept_unplaced\":%" PRIu64 ",", m->kept_threads, m->kept,
-			       m->kept_unplaced);
+			       ",\"kept_unplaced\":%" PRIu64 ",\"kept_cpu_seconds\":%.6f,",
+			       m->kept_threads, m->kept, m->kept_unplaced, m->kept * each);
 		printf("\"rows\":[");
 	} else {
 		header(m, each);
@@ -279,8 +290,9 @@ static void print_threads(struct model *m, const struct options *opt)
 	} else if (opt->fmt == FMT_JSON) {
 		printf("{\"samples\":%" PRIu64 ",\"cpu_seconds\":%.6f,\"files\":%u,"
 		       "\"runs\":%zu,\"programs\":%zu,\"thread_files\":%u,\"unattributed\":%" PRIu64
-		       ",\"rows\":[", total, m->cpu_ns / 1e9, m->nfiles, m->origins.nruns,
-		       m->origins.nprograms, m->thread_files, m->unattributed);
+		       ",\"threads_without_samples\":%" PRIu64 ",\"rows\":[", total, m->cpu_ns / 1e9,
+		       m->nfiles, m->origins.nruns, m->origins.nprograms, m->thread_files,
+		       m->unattributed, m->threads_silent);
 	} else {
 		header(m, each);
 		printf("%7s %9s %9s %6s  %7s  %-16s%s\n", "self%", "self s", "samples", "sys%", "tid",
@@ -335,6 +347,10 @@ static void print_threads(struct model *m, const struct options *opt)
 		}
 		first = 0;
 	}
+	/* Their names are unknown: a filter by name could not say which. */
+	if (opt->fmt == FMT_TEXT && m->threads_silent && !m->filter)
+		printf("%" PRIu64 " more thread%s had no sample (asleep or waiting all along): "
+		       "not shown\n", m->threads_silent, m->threads_silent == 1 ? "" : "s");
 	if (opt->fmt == FMT_JSON)
 		printf("]}\n");
 }

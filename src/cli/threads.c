@@ -106,6 +106,15 @@ void model_add_threads(struct model *m, const struct profile *p, const size_t *o
 		struct thread *t = new_thread(m, h->pid, THREAD_UNATTRIBUTED, "", program);
 		t->samples = t->unplaced = none;
 	}
+	/* Threads get an entry at their first sample: those sampled that
+	   have none never had one, unless the table was full. */
+	uint32_t present = 0;
+	for (uint32_t i = 1; i < p->nthreads; i++)
+		present += p->threads[i].tid != 0;
+	if (p->threads[0].samples || h->unattributed)
+		m->threads_silent_unknown = 1;
+	else if (h->threads > present)
+		m->threads_silent += h->threads - present;
 	size_t *row = xmalloc(p->nthreads * sizeof *row);	/* entry to m->thread_rows */
 	int *keep = xmalloc(p->nthreads * sizeof *keep);
 	uint64_t *placed = xmalloc(p->nthreads * sizeof *placed);
