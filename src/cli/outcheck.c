@@ -6,11 +6,14 @@
  * the run list, the program or a library whose symbols it reads), or a
  * profile of any kind, recognised by its content: a slip of the fingers
  * (`report --html $(cat .profil-last)`) must cost a message, not the
- * only copy of a run.
+ * only copy of a run.  Nor is an output made inside a run directory the
+ * command reads: it would be read with the run.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +23,7 @@
 #include "../format/profile.h"
 #include "cli.h"
 #include "model.h"
+#include "run_dir.h"
 
 /* What kind of profile the regular file at fd holds, or NULL. */
 static const char *profile_kind(int fd, off_t size)
@@ -45,12 +49,51 @@ static int same_file(const struct stat *a, const char *path)
 	return path && stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
 }
 
+/* The directory part of path into dir ("." for none). */
+static void parent(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	if (!slash)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+/*
+ * Is out to be made in a run directory (one of profiles only) that the
+ * command reads files of?  Whatever is written there would be read with
+ * the run next time: a page is a stranger that fails every report, a
+ * merged or exported profile is counted twice.
+ */
+static int inside_run(const char *out, char *const *files, char *dir, size_t len)
+{
+	struct stat d;
+	parent(out, dir, len);
+	if (stat(dir, &d) != 0)
+		return 0;
+	for (char *const *f = files; f && *f; f++) {
+		char in[PATH_MAX], why[256];
+		parent(*f, in, sizeof in);
+		if (same_file(&d, in))
+			return run_kind(dir, why, sizeof why) == 1;
+	}
+	return 0;
+}
+
 int output_refused(const char *opt, const char *out, char *const *files, const char *exe,
 		   const struct model *m)
 {
 	struct stat st, lst;
 	if (!*out) {
 		error_line("%s '': an empty file name", opt);
+		return 1;
+	}
+	char dir[PATH_MAX];
+	if (inside_run(out, files, dir, sizeof dir)) {
+		error_line("%s '%s': in %s, a run this command reads, where it would be read with "
+			   "the run's profiles; write it elsewhere", opt, out, dir);
 		return 1;
 	}
 	if (lstat(out, &lst) != 0)

@@ -4,9 +4,9 @@
 # gmon.out, pcsample, mon.out: known by content, whatever the name), the
 # run list, the program or a directory, however the name is given
 # (-o F, -oF, --output F, --output=F, an abbreviation, a symbolic or
-# hard link, ./F): one line naming the option, status 2, every file as
-# it was and no temporary file left.  An ordinary file is still
-# replaced.
+# hard link, ./F), nor into a run directory they read: one line naming
+# the option, status 2, every file as it was and no temporary file left.
+# An ordinary file is still replaced.
 set -u
 B=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,7 +33,7 @@ ln -s a.prof link.prof
 ln b.prof hard.prof
 echo "not a profile" > notes.txt
 
-sums() { cksum a.prof b.prof plain.dat gmon.dat pcs.dat mon.dat spin .profil-last; ls -a; }
+sums() { cksum a.prof b.prof plain.dat gmon.dat pcs.dat mon.dat spin .profil-last; ls -a . run1 2>/dev/null; }
 sums > ../before
 
 # refused WHAT PATTERN COMMAND...: one line matching PATTERN, status 2,
@@ -101,6 +101,15 @@ refused "merge gmon over a gmon.out" "-o 'gmon.dat': a gmon.out profile" $P merg
 refused "merge over the run list" "the list of the last profil run" $P merge -o .profil-last
 refused "merge over a directory" "-o 'dir': a directory" $P merge -o dir a.prof
 refused "empty name" "-o '': an empty file name" $P merge -o '' a.prof
+# Nor into a run directory it reads: the output would be read with the
+# run next time (a page fails every report, a profile counts twice).
+prun -o run1 ./spin 2 2>/dev/null || no "profil run -o run1"
+sums > ../before
+refused "merge into the run it reads" "-o 'run1/sum.prof': in run1, a run this command reads" \
+	$P merge -o run1/sum.prof
+refused "html into the run it reads" "--html 'run1/p.html': in run1, a run" $P report --html run1/p.html
+refused "export into a run given" "-o 'run1/x.pb.gz': in run1, a run" \
+	$P export --format pprof -o run1/x.pb.gz run1
 ls | grep -q '\.tmp\.\|\.html\.' && no "temporary files left: $(ls)"
 
 # What may be written still is, and an ordinary file is replaced.
@@ -109,6 +118,7 @@ ls | grep -q '\.tmp\.\|\.html\.' && no "temporary files left: $(ls)"
 "$profil" export --format pprof -o notes.txt a.prof && gzip -t notes.txt \
 	|| no "export over an ordinary file"
 "$profil" merge -o sum.prof a.prof b.prof || no "merge to a new name"
+"$profil" merge -o run1.sum.prof run1 || no "merge of a run beside it"
 
 [ $fail -eq 0 ] && echo "cli_outputs: all checks passed"
 exit $fail
