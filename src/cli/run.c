@@ -24,6 +24,7 @@
 #include "../../include/profil.h"
 #include "../format/profile.h"
 #include "cli.h"
+#include "opts.h"
 #include "model.h"
 #include "run_dir.h"
 #include "run_elf.h"
@@ -175,64 +176,61 @@ static unsigned summary(const char *dir)
 	free_files(files);
 	return n;
 }
+static const struct opt run_opts[] = {
+	{ "freq", 'F', 'F', "HZ", "samples per CPU-second per thread (1000)" },
+	{ "output", 'o', 'o', "DIR", "the run's directory (profil.data)" },
+	{ "backend", 0, 'b', "auto|perf|timer", "how to sample (auto: the first that works)" },
+	{ "threads", 0, 'T', "N", "threads counted apart per process (1023)" },
+	{ "help", 'h', 'h', NULL, "this list" },
+	{ NULL, 0, 0, NULL, NULL },
+};
+
 int run_options(int argc, char **argv, struct run_options *o)
 {
-	static const struct option longs[] = {
-		{ "backend", required_argument, NULL, 'b' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "threads", required_argument, NULL, 'T' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0, 0, 0, 0 },
-	};
+	/* Options end at PROGRAM: what follows is the program's. */
+	struct opts p = { .cmd = "run", .operands = "[--] PROGRAM [ARG...]",
+			  .about = "Run PROGRAM under the profiler: a profile of each process in "
+				   "one directory.", .v = run_opts,
+			  .stop_at_operand = 1 };
 	memset(o, 0, sizeof *o);
+	const char *v;
 	int c;
-	opterr = 0;
 	optind = 0;	/* all of getopt's state afresh, '+' included */
-	while ((c = getopt_long(argc, argv, "+F:o:b:h", longs, NULL)) != -1) {
+	while ((c = opts_next(&p, argc, argv, &v)) != -1) {
 		switch (c) {
 		case 'F':
-			if (parse_hz(optarg, &o->hz) != 0) {
-				error_line("-F '%s': not a whole number from %d to %d", optarg,
+			if (parse_hz(v, &o->hz) != 0) {
+				error_line("-F '%s': not a whole number from %d to %d", v,
 					   PROFIL_HZ_MIN, PROFIL_HZ_MAX);
 				return 2;
 			}
 			break;
 		case 'o':
-			o->out = optarg;
+			o->out = v;
 			break;
 		case 'T': {
 			char *end;
 			errno = 0;
-			unsigned long v = strtoul(optarg, &end, 10);
-			if (*optarg < '0' || *optarg > '9' || errno || *end
-			    || v > PROFILE_THREADS_MAX - 1) {
-				error_line("--threads '%s': not a whole number from 0 to %u", optarg,
+			unsigned long n = strtoul(v, &end, 10);
+			if (*v < '0' || *v > '9' || errno || *end || n > PROFILE_THREADS_MAX - 1) {
+				error_line("--threads '%s': not a whole number from 0 to %u", v,
 					   PROFILE_THREADS_MAX - 1);
 				return 2;
 			}
-			o->threads = optarg;
+			o->threads = v;
 			break;
 		}
 		case 'b':
-			if (strcmp(optarg, "auto") && strcmp(optarg, "perf") && strcmp(optarg, "timer")) {
-				error_line("--backend '%s': not one of auto, perf, timer", optarg);
+			if (strcmp(v, "auto") && strcmp(v, "perf") && strcmp(v, "timer")) {
+				error_line("--backend '%s': not one of auto, perf, timer", v);
 				return 2;
 			}
-			o->backend = optarg;
+			o->backend = v;
 			break;
 		case 'h':
-			puts("usage: profil run [-F HZ] [-o FILE] [--backend auto|perf|timer] "
-			     "[--threads N] [--] PROGRAM [ARG...]");
+			opts_help(&p, stdout);
 			return 0;
-		case ':':
-			error_line("run: option '%s' needs a value", argv[optind - 1]);
-			return 2;
 		default:
-			if (optopt)
-				error_line("run: unknown option '-%c'", optopt);
-			else
-				error_line("run: unknown option '%s'", argv[optind - 1]);
 			return 2;
 		}
 	}

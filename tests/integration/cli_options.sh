@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli_options.sh BUILD - the command line as Unix users expect it:
-# --version gives the Makefile's VERSION; --help (top level, report,
+# --version gives the VERSION file's; --help (top level, run, report,
 # merge, export) lists every option the manual gives, one line each,
 # and nothing the manual does not; a missing value names the option as
 # it was written (-a, --annotate); an ambiguous abbreviation, a value
@@ -53,11 +53,10 @@ synopsis() {
 		on && mine { for (i = 1; i < NF; i++) if ($i == "Fl" || $i == ".Fl") print $(i + 1) }' "$man" |
 		sed -n 's/^-\([a-z][a-z-]*\).*/\1/p; s/^\([a-zA-Z]\)$/\1/p' | sort -u
 }
-for c in report merge export; do
+for c in run report merge export; do
 	"$profil" $c --help > $c.help || no "$c --help: status $?"
 	"$profil" help $c | cmp -s - $c.help || no "profil help $c differs from $c --help"
-	[ "$(head -1 $c.help | cut -c1-20)" = "$(printf 'usage: profil %-6s' $c)" ] \
-		|| no "$c --help: no usage line"
+	head -1 $c.help | grep -q "^usage: profil $c \[OPTION\.\.\.\] " || no "$c --help: no usage line"
 	awk 'length > 80 { exit 1 }' $c.help || no "$c --help: a line over 80 columns"
 	# One line per option: each --NAME starts one line, once.
 	sed -n 's/^  \(-., \|    \)--\([a-z-]*\).*/\2/p' $c.help | sort > $c.listed
@@ -115,6 +114,9 @@ expect "--threshold --annotate" "report: --threshold and --annotate" $P report -
 expect "--callgraph csv" "report: --callgraph and --format csv" $P report -q -f csv
 expect "export --object pprof" "export: --object and --format pprof" \
 	$P export --format pprof --object x -o a
+expect "run -F without its value" "run: -F needs a value \\(HZ\\): '-o' is taken for an option" \
+	$P run -F -o x ./prog
+expect "run -o twice" "run: -o given twice" $P run -o a -o b ./prog
 expect "no command" "unknown option '--frob'" $P --frob
 expect "help of no command" "help: unknown command 'frob'" $P help frob
 # What may go together still does (these fail only for want of a file).
