@@ -310,6 +310,8 @@ DEB_DIR  := $(B)/deb
 DEB_TREE := Makefile VERSION LICENSE README.md profil.pc.in include src man examples debian
 
 deb:
+	@for t in dpkg-buildpackage dh lintian; do command -v $$t >/dev/null || \
+		{ echo "make deb: $$t is missing (sh scripts/setup.sh installs it)" >&2; exit 1; }; done
 	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) && [ "$$v" = "$(VERSION)" ] || \
 		{ echo "debian/changelog: its top entry is $$v but VERSION says $(VERSION): add an entry (dch -v $(VERSION))" >&2; exit 1; }
 	rm -rf $(DEB_DIR)
