@@ -91,6 +91,11 @@ static void warnings(FILE *f, const struct model *m)
 		WARN("%" PRIu64 " threads could not be sampled", m->threads_unsampled);
 	if (m->no_kernel)
 		WARN("the %s backend did not see time spent in the kernel", backend_name(m->backend));
+	if (origins_mixed(&m->origins)) {
+		char d[64];
+		WARN("the files are %s, summed in this view",
+		     origins_describe(&m->origins, d, sizeof d));
+	}
 	char running[160], killed[160];
 	unfinished_notes(m, running, killed, sizeof running);
 	if (*running)

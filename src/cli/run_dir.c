@@ -113,7 +113,8 @@ char **run_files(const char *dir, unsigned *n)
 		count++;
 	}
 	closedir(d);
-	qsort(v, count, sizeof *v, by_start);
+	if (count)	/* v is NULL then: qsort's base must not be */
+		qsort(v, count, sizeof *v, by_start);
 	char **files = xmalloc((count + 1) * sizeof *files);
 	for (size_t i = 0; i < count; i++)
 		files[i] = v[i].path;

@@ -2,7 +2,8 @@
 # cli_mixed.sh BUILD - files of runs of different programs summed into
 # one profile are said so: report's header gives "2 runs of 2 programs"
 # (and the JSON runs and programs), and report, export, merge and
-# report --html warn in one line on standard error.  Two runs of one
+# report --html warn in one line on standard error (the page among its
+# warnings too).  Two runs of one
 # program, or one run of several programs (a process tree), are summed
 # without a warning.
 set -u
@@ -72,6 +73,9 @@ for cmd in "export --format pprof -o x.pb.gz" "merge -o m.prof" "report --html p
 	"$profil" $cmd.2 $z1 $z2 > out 2> err || no "$cmd.2: status $?"
 	[ -s err ] && no "$cmd of one program: warned: $(cat err)"
 done
+grep -q "the files are 2 runs of 2 programs, summed in this view" p.html \
+	|| no "the page's warnings do not say 2 runs of 2 programs"
+grep -q "summed in this view" p.html.2 && no "the page of one program's runs warns"
 echo "ok: export, merge, report --html warn"
 
 [ $fail -eq 0 ] && echo "cli_mixed: all checks passed"
