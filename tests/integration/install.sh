@@ -82,6 +82,8 @@ profil_reset_stats
 profil_set_backend
 profil_set_hz
 pthread_create
+clone
+thrd_create
 sprofil
 LIST
 sort -o "$tmp/expected" "$tmp/expected"

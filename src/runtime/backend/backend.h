@@ -5,8 +5,10 @@
  * after each period of that thread's CPU time and hands it to
  * sampler_take() with a weight (how many periods the observation stands
  * for).  It knows nothing of buffers.  The sampler owns the thread list
- * and the life cycle and calls these hooks with its lock held, never
- * from a signal handler.
+ * and the life cycle and calls these hooks with its lock held, either
+ * from the program's calls or from a signal handler's rescan
+ * (sampler_tick, with trylock): arm, alive, disarm and what they call
+ * allocate nothing and make system calls through syscall() only.
  */
 #ifndef PROFIL_BACKEND_H
 #define PROFIL_BACKEND_H
@@ -57,6 +59,9 @@ struct backend {
 	/* Hand every sample taken so far to sampler_take() before
 	   returning (NULL: samples are never held back). */
 	void (*flush)(void);
+	/* The same from _exit, maybe in a signal handler: async-signal-safe,
+	   lock-free, waiting for no frame of its own thread (NULL: none). */
+	void (*flush_now)(void);
 	/* In a fork child, first: reset what the parent's threads may have
 	   held (locks, helper threads) (NULL: nothing to do). */
 	void (*child_reset)(void);
@@ -71,11 +76,21 @@ struct backend {
 extern const struct backend backend_timer;
 /*
  * For a user-only backend, with backend_timer open: a slow CPU-time
- * timer for thread tid that charges only the thread's system time, in
- * the sampler's periods, to the pc it interrupts.  Released with
- * backend_timer.disarm(slot).  Returns 0 or a negative errno.
+ * timer for thread tid (every interval_ns of its CPU time, at most and
+ * by default 10 ms) whose signal, in that thread, first hands cookie to
+ * the drain hook (if cookie >= 0), then, with charge, charges the
+ * thread's system time since the last one, in the sampler's periods, to
+ * the pc it interrupts.  Released with backend_timer.disarm(slot).
+ * Returns 0 or a negative errno.
  */
-int timer_arm_system(struct thread_slot *slot, pid_t tid);
+int timer_arm_system(struct thread_slot *slot, pid_t tid, int charge, long interval_ns,
+		     long cookie);
+/*
+ * The hook such timers call, in a signal handler of the thread they
+ * sample (async-signal-safe, lock-free), with the generation of the
+ * session that armed them; NULL for none.
+ */
+void timer_set_drain(void (*hook)(unsigned generation, long cookie));
 /* Tell such a timer that its thread's user-only backend took periods
    more of user time (they bound the system time it may charge). */
 void timer_system_user(const struct thread_slot *slot, uint64_t periods);

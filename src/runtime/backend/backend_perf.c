@@ -6,17 +6,34 @@
  * 2 allows for a process's own threads), that writes the user pc
  * (PERF_SAMPLE_IP) into an mmap ring after every period of the thread's
  * CPU time.  The kernel's high-resolution timer takes the sample: no
- * signal is sent, nothing runs in the thread, and the rate is not bound
- * to the scheduler tick.
+ * signal is sent per sample, and the rate is not bound to the tick.
  *
- * One drain thread of libprofil's own (not sampled) waits in poll() on
- * every ring, woken when a ring is half full and at least every 50 ms,
- * and hands the records to sampler_take_batch(): counts are at most ~50 ms
- * behind (SPEC: 100 ms), and flush() brings them up to date when a
- * session stops or replaces its buffers.  The drain thread also calls
- * sampler_rescan() every 100 ms, which arms threads made without
- * pthread_create (raw clone) and forgets those that ended unseen; an
- * event whose thread has exited polls as POLLHUP.
+ * No thread of ours (SPEC section 2): each ring is drained by its own
+ * thread.  Every sampled thread also has a slow CPU-time timer from
+ * backend_timer (timer_arm_system, every 10 ms of the thread's CPU time
+ * or sooner for a small ring), whose signal handler, in that thread,
+ * first hands this backend the ring to drain (drain_hook), then charges
+ * the thread's system time, which a user-only event never sees.  So
+ * counts are at most ~10 ms of a thread's CPU time behind, and a thread
+ * that does not run has nothing new to drain.  flush() drains every ring
+ * when a session stops or replaces its buffers, disarm() a ring before
+ * it goes (thread end, stop, exec), flush_now() at _exit.  O_ASYNC with
+ * F_SETOWN_EX would signal every sample (it ignores wakeup_watermark),
+ * and costs ~1.5x the ring.
+ *
+ * A ring is drained by whichever thread first claims its busy word (the
+ * claimant's tid, by compare-and-swap).  A handler that finds it taken
+ * leaves the ring to the claimant, and so does flush; disarm waits for
+ * a claimant that is another thread (a handler, which never blocks),
+ * never for its own thread, whose frame it may have interrupted.  The ring
+ * table is one mapping that never moves, read by handlers without a
+ * lock; entries are made and released only under the sampler's lock.
+ *
+ * Our descriptors are ours: each event is moved high (fds.c) and,
+ * before any use after arming (ioctl, read, poll, close), checked to be
+ * the same event by its id (PERF_EVENT_IOC_ID on the same anonymous
+ * inode).  A program that closed it (closefrom) and reused the number
+ * keeps its file: we only unmap the ring, which releases the event.
  *
  * Limits: each ring costs a descriptor and locked memory
  * (perf_event_mlock_kb, then RLIMIT_MEMLOCK).  A thread whose ring
@@ -25,30 +42,25 @@
  * backend_timer instead, counted in threads_fallback.
  *
  * Samples the kernel drops (PERF_RECORD_LOST) or does not take while it
- * throttles the event are counted as lost.  Kernel time is invisible to
- * a user-only event, so each thread also gets a slow CPU-time timer from
- * backend_timer (timer_arm_system) that charges the thread's system time
- * to the pc where it finds the thread; where that timer cannot be had,
- * the sampler reports PROFIL_STATS_USER_ONLY.
+ * throttles the event are counted as lost.
  *
- * Nothing here runs in a signal handler.  The hooks run under the
- * sampler's lock; ring_lock guards the ring table against the drain
- * thread, and is always taken after the sampler's lock, never before.
+ * drain_hook, flush_now and what they call are async-signal-safe and
+ * lock-free: system calls through syscall() (no cancellation point), no
+ * allocation.  The other hooks run under the sampler's lock, possibly in
+ * a handler's rescan (sampler_tick): they too allocate nothing.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
-#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,42 +73,47 @@
 #include "core/stats.h"
 
 #define RING_PAGES 8		/* data pages: 2048 samples, 100 ms at 20 kHz */
-#define POLL_MS 50
-#define RESCAN_NS 100000000
+#define MAX_RINGS (1u << 15)	/* more threads at once fall back to timers */
+#define RECORD_BYTES 16		/* a sample: header and ip */
 
 struct ring {
+	_Atomic int live;	/* mapped, and drained by whoever claims it */
+	_Atomic pid_t busy;	/* the thread draining it, or 0 */
 	int fd;			/* -1: a free entry */
 	pid_t tid;		/* the thread it samples */
-	int dead;		/* its thread has exited (POLLHUP) */
-	uint64_t serial;	/* tells a reused entry from the one polled */
+	uint64_t id;		/* PERF_EVENT_IOC_ID: the event is still ours */
 	uint64_t got;		/* samples of the ring the sampler took */
 	int reckon;		/* owed samples can be reckoned (one period) */
 	uint64_t cpu0;		/* the thread's CPU time when armed */
 	int has_system_timer;
-	struct thread_slot system_timer;	/* charges its kernel time */
+	struct thread_slot system_timer;	/* drains it, charges kernel time */
 	size_t map_size;
 	struct perf_ring r;
 };
 
-static pthread_mutex_t ring_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ring *rings;	/* by slot->handle; under ring_lock */
-static size_t nrings;
-static uint64_t next_serial;
+static struct ring *rings;	/* MAX_RINGS entries, mapped once */
+static size_t nrings;		/* entries ever used in this session */
 
 static unsigned session;	/* generation of the open session */
 static unsigned session_hz;
 static _Atomic uint64_t period_ns;
-static int timer_opened;	/* for system time, and threads that fell back */
+static int timer_opened;	/* drain timers, and threads that fell back */
 static int system_blind;	/* a thread has no system-time timer */
 static int sees_system;		/* the session gives threads such timers;
 				   kept after close, for the final figures */
 static size_t page_size;
+static dev_t anon_dev;		/* the anonymous inode events live on */
+static ino_t anon_ino;
 
-static pthread_t drainer;
-static pid_t drainer_owner;	/* the process that made it; 0: none */
-static atomic_int drainer_tid;
-static atomic_int stopping;
-static int wake_fd = -1;
+static long sys_close(int fd)
+{
+	return syscall(SYS_close, fd);
+}
+
+static pid_t sys_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
 
 static int event_open(pid_t tid, unsigned pages, int disabled)
 {
@@ -110,52 +127,64 @@ static int event_open(pid_t tid, unsigned pages, int disabled)
 	attr.disabled = disabled;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
+	/* Nobody polls: wake no one before the ring is full. */
 	attr.watermark = 1;
-	attr.wakeup_watermark = (uint32_t)(pages * page_size / 2);
+	attr.wakeup_watermark = (uint32_t)(pages * page_size);
 	return fds_keep((int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
 				     PERF_FLAG_FD_CLOEXEC));
 }
 
-static void wake_drainer(void)
+/* Is the ring's descriptor still its event (not closed, not reused)? */
+static int ours(const struct ring *ring)
 {
-	uint64_t one = 1;
-	if (wake_fd >= 0 && write(wake_fd, &one, sizeof one) < 0) {
-		/* a full counter wakes it as well */
-	}
+	struct stat st;
+	uint64_t id;
+	return ring->fd >= 0 && syscall(SYS_fstat, ring->fd, &st) == 0
+	       && st.st_dev == anon_dev && st.st_ino == anon_ino
+	       && syscall(SYS_ioctl, ring->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == ring->id;
 }
 
 static void stop_ring(void *arg)
 {
 	struct ring *ring = arg;
-	ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (ours(ring))
+		syscall(SYS_ioctl, ring->fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
-/* Records handed to the sampler in batches; under ring_lock. */
-static uintptr_t batch[256];
-static size_t nbatch;
+/* Records handed to the sampler in small batches, on the drainer's
+   stack (a handler's: kept small for small stacks). */
+enum { BATCH = 32 };
+struct batch {
+	struct ring *ring;
+	size_t n;
+	uintptr_t pcs[BATCH];
+};
 
-static void take_batch(struct ring *ring)
+static void take_batch(struct batch *b)
 {
-	uint64_t taken = sampler_take_batch(session, ring->tid, batch, nbatch, stop_ring, ring);
+	struct ring *ring = b->ring;
+	uint64_t taken = sampler_take_batch(session, ring->tid, b->pcs, b->n, stop_ring, ring);
 	ring->got += taken;
 	if (ring->has_system_timer)
 		timer_system_user(&ring->system_timer, taken);
-	nbatch = 0;
+	b->n = 0;
 }
 
 static void take(void *arg, uint64_t ip)
 {
-	batch[nbatch++] = (uintptr_t)ip;
-	if (nbatch == sizeof batch / sizeof batch[0])
-		take_batch(arg);
+	struct batch *b = arg;
+	b->pcs[b->n++] = (uintptr_t)ip;
+	if (b->n == BATCH)
+		take_batch(b);
 }
 
-/* Under ring_lock. */
+/* By the ring's claimant. */
 static void drain_one(struct ring *ring)
 {
 	struct ring_drained d;
-	ring_drain(&ring->r, atomic_load(&period_ns), take, ring, &d);
-	take_batch(ring);
+	struct batch b = { .ring = ring, .n = 0 };
+	ring_drain(&ring->r, atomic_load(&period_ns), take, &b, &d);
+	take_batch(&b);
 	if (d.lost && sampler_lost(session, d.lost)) {
 		ring->got += d.lost;
 		if (ring->has_system_timer)
@@ -163,11 +192,58 @@ static void drain_one(struct ring *ring)
 	}
 }
 
+/*
+ * Claim the ring; with wait, until its claimant (another thread) lets go.
+ * Returns 0 if the calling thread already holds it: a frame this one
+ * interrupted, never to be waited for.
+ */
+static int claim(struct ring *ring, int wait)
+{
+	pid_t me = sys_gettid();
+	for (;;) {
+		pid_t holder = 0;
+		if (atomic_compare_exchange_strong(&ring->busy, &holder, me))
+			return 1;
+		if (!wait || holder == me)
+			return 0;
+		sched_yield();
+	}
+}
+
+static void let_go(struct ring *ring)
+{
+	atomic_store(&ring->busy, 0);
+}
+
+/* Drain the ring if it is live; with wait, whoever else holds it first. */
+static void drain_claimed(struct ring *ring, int wait)
+{
+	if (!atomic_load(&ring->live) || !claim(ring, wait))
+		return;
+	if (atomic_load(&ring->live))
+		drain_one(ring);
+	let_go(ring);
+}
+
+/* From a drain timer's signal, in the ring's own thread. */
+static void drain_hook(unsigned generation, long cookie)
+{
+	if (generation != session || !rings || cookie < 0 || (size_t)cookie >= MAX_RINGS)
+		return;
+	drain_claimed(&rings[cookie], 0);
+}
+
+/*
+ * A ring another thread is draining is left to it: its records go to
+ * the sinks in force, and a flush before a replacement of the sinks is
+ * followed by sinks_replace(), which waits for that drain's read side.
+ * Waiting for the claim instead spins, in sched_yield, for as long as
+ * the claimant is preempted on a loaded machine.
+ */
 static void drain_all(void)
 {
 	for (size_t i = 0; i < nrings; i++)
-		if (rings[i].fd >= 0)
-			drain_one(&rings[i]);
+		drain_claimed(&rings[i], 0);
 }
 
 /* The CPU clock of thread tid, as glibc's pthread_getcpuclockid makes it. */
@@ -191,12 +267,12 @@ static uint64_t thread_cpu_ns(pid_t tid)
  * kernel, which a user-only event never samples, less the system periods
  * the thread's system-time timer charged (system).  The sampler takes them
  * as lost, so that taken stands for the thread's CPU time, as under the
- * timer backend.
+ * timer backend.  Needs the event's descriptor, checked by the caller.
  */
 static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system)
 {
 	uint64_t count;
-	if (!ring->reckon || read(ring->fd, &count, sizeof count) != sizeof count)
+	if (!ring->reckon || syscall(SYS_read, ring->fd, &count, sizeof count) != sizeof count)
 		return 0;
 	/* In a virtual machine the task clock also runs while the host has
 	   the processor (steal), which the thread's CPU clock leaves out:
@@ -211,76 +287,25 @@ static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system)
 	return due > got ? due - got : 0;
 }
 
-static void release(struct ring *ring)
+/* Unmap and close; a descriptor the program took over is left to it. */
+static void release(struct ring *ring, int mine)
 {
 	munmap(ring->r.meta, ring->map_size);
-	close(ring->fd);
+	if (mine)
+		sys_close(ring->fd);
 	ring->fd = -1;
 }
 
-static void *drain_loop(void *unused)
+static int map_table(void)
 {
-	(void)unused;
-	prctl(PR_SET_NAME, "profil-drain");	/* as top -H and ps -L show it */
-	atomic_store(&drainer_tid, (int)gettid());
-	struct pollfd *pfd = NULL;
-	size_t *which = NULL, cap = 0;
-	uint64_t *serials = NULL;
-	struct timespec last, now;
-	clock_gettime(CLOCK_MONOTONIC, &last);
-	while (!atomic_load(&stopping)) {
-		size_t n = 0;
-		pthread_mutex_lock(&ring_lock);
-		if (nrings + 1 > cap) {
-			size_t c = nrings + 16;
-			struct pollfd *p = realloc(pfd, c * sizeof *p);
-			size_t *w = p ? realloc(which, c * sizeof *w) : NULL;
-			uint64_t *s = w ? realloc(serials, c * sizeof *s) : NULL;
-			pfd = p ? p : pfd;
-			which = w ? w : which;
-			serials = s ? s : serials;
-			if (s)
-				cap = c;
-		}
-		if (cap) {
-			pfd[n++] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
-			for (size_t i = 0; i < nrings && n < cap; i++) {
-				if (rings[i].fd < 0 || rings[i].dead)
-					continue;
-				pfd[n] = (struct pollfd){ .fd = rings[i].fd, .events = POLLIN };
-				which[n] = i;
-				serials[n++] = rings[i].serial;
-			}
-		}
-		pthread_mutex_unlock(&ring_lock);
-		if (n)
-			poll(pfd, n, POLL_MS);
-		else	/* no memory for the poll set: drain on the clock */
-			nanosleep(&(struct timespec){ 0, POLL_MS * 1000000L }, NULL);
-		uint64_t count;
-		if (n && (pfd[0].revents & POLLIN) && read(wake_fd, &count, sizeof count) < 0) {
-			/* already reset */
-		}
-		pthread_mutex_lock(&ring_lock);
-		for (size_t k = 1; k < n; k++) {
-			struct ring *ring = &rings[which[k]];
-			if ((pfd[k].revents & POLLHUP) && ring->fd >= 0
-			    && ring->serial == serials[k])
-				ring->dead = 1;
-		}
-		drain_all();
-		pthread_mutex_unlock(&ring_lock);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - last.tv_sec) * 1000000000L + now.tv_nsec - last.tv_nsec
-		    >= RESCAN_NS) {
-			last = now;
-			sampler_rescan();
-		}
-	}
-	free(pfd);
-	free(which);
-	free(serials);
-	return NULL;
+	if (rings)
+		return 0;
+	void *p = mmap(NULL, MAX_RINGS * sizeof *rings, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -ENOMEM;
+	rings = p;
+	return 0;
 }
 
 static int perf_open(unsigned hz, unsigned generation)
@@ -294,34 +319,24 @@ static int perf_open(unsigned hz, unsigned generation)
 	int fd = event_open(0, RING_PAGES, 1);
 	if (fd < 0)
 		return -errno;
-	close(fd);
-	wake_fd = fds_keep(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-	if (wake_fd < 0)
-		return -errno;
-	atomic_store(&stopping, 0);
-	atomic_store(&drainer_tid, 0);
-	/* The drain thread takes no signal of the program's; faults in a
-	   counter still reach fault.c. */
-	sigset_t all, old;
-	sigfillset(&all);
-	sigdelset(&all, SIGSEGV);
-	sigdelset(&all, SIGBUS);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = threads_create_unsampled(&drainer, drain_loop, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r != 0) {
-		close(wake_fd);
-		wake_fd = -1;
-		return -r;
-	}
-	drainer_owner = getpid();
+	struct stat st;
+	int r = syscall(SYS_fstat, fd, &st) == 0 ? 0 : -errno;
+	sys_close(fd);
+	if (r != 0)
+		return r;
+	anon_dev = st.st_dev;
+	anon_ino = st.st_ino;
+	if ((r = map_table()) != 0)
+		return r;
+	nrings = 0;
 	system_blind = 0;
-	if (sampler_system_time() && !timer_opened && backend_timer.open(hz, generation) == 0)
+	/* The timers that drain the rings; without a signal to spare they
+	   are drained only when flushed, and a full ring loses samples
+	   (counted lost). */
+	if (!timer_opened && backend_timer.open(hz, generation) == 0)
 		timer_opened = 1;
 	sees_system = timer_opened && sampler_system_time();
-	/* arm() must know its tid before the first thread is armed. */
-	while (atomic_load(&drainer_tid) == 0)
-		sched_yield();
+	timer_set_drain(drain_hook);
 	return 0;
 }
 
@@ -342,33 +357,34 @@ static int arm_fallback(struct thread_slot *slot, pid_t tid)
 	return r;
 }
 
-/* A free entry of the table, or -1.  Under ring_lock. */
+/* A free entry of the table, or -1. */
 static long free_entry(void)
 {
 	for (size_t i = 0; i < nrings; i++)
-		if (rings[i].fd < 0)
+		if (rings[i].fd < 0 && !atomic_load(&rings[i].live))
 			return (long)i;
-	size_t n = nrings ? nrings * 2 : 16;
-	struct ring *p = realloc(rings, n * sizeof *p);
-	if (!p)
+	if (nrings == MAX_RINGS)
 		return -1;
-	for (size_t i = nrings; i < n; i++)
-		p[i].fd = -1;
-	rings = p;
-	long i = (long)nrings;
-	nrings = n;
-	return i;
+	rings[nrings].fd = -1;
+	return (long)nrings++;
+}
+
+/* The drain timer's interval: a quarter of the ring at the rate asked,
+   at most 10 ms (what the system-time charge wants). */
+static long drain_interval(uint64_t data_size)
+{
+	uint64_t ns = data_size / RECORD_BYTES / 4 * atomic_load(&period_ns);
+	return ns < 10000000u ? (long)ns : 10000000L;
 }
 
 static int perf_arm(struct thread_slot *slot, pid_t tid)
 {
-	if (tid == atomic_load(&drainer_tid))
-		return 1;
 	static const unsigned sizes[] = { RING_PAGES, 2, 1 };
 	int fd = -1, err = 0;
 	void *map = MAP_FAILED;
 	size_t map_size = 0;
 	unsigned pages = 0;
+	uint64_t id = 0;
 	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
 		pages = sizes[k];
 		fd = event_open(tid, pages, 1);
@@ -381,67 +397,62 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 		if (map != MAP_FAILED)
 			break;
 		err = errno;
-		close(fd);
+		sys_close(fd);
 		fd = -1;
 		if (err != EPERM && err != ENOMEM)	/* not a lack of locked memory */
 			break;
 	}
 	if (fd < 0)
 		return err == ESRCH ? -ESRCH : arm_fallback(slot, tid);
-	pthread_mutex_lock(&ring_lock);
-	long i = free_entry();
-	if (i >= 0) {
-		struct ring *ring = &rings[i];
-		ring->fd = fd;
-		ring->tid = tid;
-		ring->dead = 0;
-		ring->serial = ++next_serial;
-		ring->got = 0;
-		ring->reckon = 1;
-		ring->cpu0 = thread_cpu_ns(tid);
-		ring->map_size = map_size;
-		ring->r.meta = map;
-		ring->r.data = (unsigned char *)map + page_size;
-		ring->r.data_size = (uint64_t)pages * page_size;
-		ring->r.throttled_at = 0;
-	}
-	pthread_mutex_unlock(&ring_lock);
+	long i = syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id) == 0 ? free_entry() : -1;
 	if (i < 0) {
 		munmap(map, map_size);
-		close(fd);
+		sys_close(fd);
 		return arm_fallback(slot, tid);
 	}
-	struct thread_slot system_timer = { 0 };
-	int has_system_timer = timer_opened && sampler_system_time()
-			       && timer_arm_system(&system_timer, tid) == 0;
-	if (!has_system_timer)
+	struct ring *ring = &rings[i];
+	ring->fd = fd;
+	ring->tid = tid;
+	ring->id = id;
+	ring->got = 0;
+	ring->reckon = 1;
+	ring->cpu0 = thread_cpu_ns(tid);
+	ring->map_size = map_size;
+	ring->r.meta = map;
+	ring->r.data = (unsigned char *)map + page_size;
+	ring->r.data_size = (uint64_t)pages * page_size;
+	ring->r.throttled_at = 0;
+	ring->has_system_timer = 0;
+	memset(&ring->system_timer, 0, sizeof ring->system_timer);
+	if (timer_opened
+	    && timer_arm_system(&ring->system_timer, tid, sampler_system_time(),
+				drain_interval(ring->r.data_size), i) == 0)
+		ring->has_system_timer = 1;
+	if (!ring->has_system_timer)
 		system_blind = 1;
-	pthread_mutex_lock(&ring_lock);
-	rings[i].has_system_timer = has_system_timer;
-	rings[i].system_timer = system_timer;
-	pthread_mutex_unlock(&ring_lock);
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	atomic_store(&ring->live, 1);
+	syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0);
 	slot->tid = tid;
 	slot->handle = (int)i;
 	slot->tally = 0;
 	slot->base_ns = 0;
 	slot->fallback = 0;
-	wake_drainer();
 	return 0;
 }
 
-/* An event polls as POLLHUP once its thread has exited. */
+/* An event polls as POLLHUP once its thread has exited; an event the
+   program took from us is asked of the thread itself. */
 static int perf_alive(struct thread_slot *slot)
 {
 	if (slot->fallback)
 		return backend_timer.alive(slot);
-	pthread_mutex_lock(&ring_lock);
-	struct pollfd p = { .fd = rings[slot->handle].fd, .events = 0 };
-	int dead = rings[slot->handle].dead;
-	pthread_mutex_unlock(&ring_lock);
-	if (!dead && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLNVAL | POLLERR)))
-		dead = 1;
-	return !dead;
+	struct ring *ring = &rings[slot->handle];
+	if (!ours(ring))
+		return syscall(SYS_tgkill, getpid(), ring->tid, 0) == 0;
+	struct pollfd p = { .fd = ring->fd, .events = 0 };
+	struct timespec zero = { 0, 0 };
+	return !(syscall(SYS_ppoll, &p, 1, &zero, NULL, 0) == 1
+		 && (p.revents & (POLLHUP | POLLNVAL | POLLERR)));
 }
 
 static int perf_set_hz(struct thread_slot *slot, unsigned hz)
@@ -453,9 +464,12 @@ static int perf_set_hz(struct thread_slot *slot, unsigned hz)
 	}
 	if (slot->fallback)
 		return backend_timer.set_hz(slot, hz);
+	struct ring *ring = &rings[slot->handle];
 	uint64_t period = atomic_load(&period_ns);
-	rings[slot->handle].reckon = 0;	/* periods of two lengths: no reckoning */
-	return ioctl(rings[slot->handle].fd, PERF_EVENT_IOC_PERIOD, &period) ? -errno : 0;
+	ring->reckon = 0;	/* periods of two lengths: no reckoning */
+	if (!ours(ring))
+		return -EBADF;
+	return syscall(SYS_ioctl, ring->fd, PERF_EVENT_IOC_PERIOD, &period) ? -errno : 0;
 }
 
 /* What the ring holds is counted before it goes. */
@@ -463,37 +477,34 @@ static uint64_t perf_disarm(struct thread_slot *slot)
 {
 	if (slot->fallback)
 		return backend_timer.disarm(slot);
-	pthread_mutex_lock(&ring_lock);
 	struct ring *ring = &rings[slot->handle];
-	ioctl(ring->fd, PERF_EVENT_IOC_DISABLE, 0);
-	drain_one(ring);
+	slot->handle = -1;
+	int mine = ours(ring);
+	if (mine)
+		syscall(SYS_ioctl, ring->fd, PERF_EVENT_IOC_DISABLE, 0);
 	uint64_t system = 0;
 	if (ring->has_system_timer) {
 		backend_timer.disarm(&ring->system_timer);
 		system = timer_system_charged(&ring->system_timer);
 	}
+	if (!claim(ring, 1)) {
+		/* Our own thread is inside a drain of it (a handler that
+		   interrupted it): leave the ring mapped, the entry taken. */
+		atomic_store(&ring->live, 0);
+		return 0;
+	}
+	drain_one(ring);
 	ring->has_system_timer = 0;
-	uint64_t n = owed(ring, slot->tid, system);
-	release(ring);
-	pthread_mutex_unlock(&ring_lock);
-	slot->handle = -1;
+	uint64_t n = mine ? owed(ring, ring->tid, system) : 0;
+	atomic_store(&ring->live, 0);
+	release(ring, mine);
+	let_go(ring);
 	return n;
 }
 
 static void perf_flush(void)
 {
-	pthread_mutex_lock(&ring_lock);
 	drain_all();
-	pthread_mutex_unlock(&ring_lock);
-}
-
-/* The drain thread is not in the child, and ring_lock may have been
-   held by it at the fork. */
-static void perf_child_reset(void)
-{
-	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
-	ring_lock = fresh;
-	nbatch = 0;
 }
 
 /* The parent's events and rings: the rings are not mapped in the child
@@ -504,25 +515,21 @@ static void perf_forget(struct thread_slot *slot)
 		backend_timer.forget(slot);
 		return;
 	}
+	struct ring *ring = &rings[slot->handle];
 	/* Timers are not inherited across fork: the child has none. */
-	rings[slot->handle].has_system_timer = 0;
-	close(rings[slot->handle].fd);
-	rings[slot->handle].fd = -1;
+	ring->has_system_timer = 0;
+	if (ours(ring))
+		sys_close(ring->fd);
+	ring->fd = -1;
+	atomic_store(&ring->live, 0);
+	atomic_store(&ring->busy, 0);	/* a parent's thread may have held it */
 	slot->handle = -1;
 }
 
 static void perf_close(void)
 {
-	if (drainer_owner == getpid()) {
-		atomic_store(&stopping, 1);
-		wake_drainer();
-		pthread_join(drainer, NULL);
-	}
-	drainer_owner = 0;
-	atomic_store(&drainer_tid, 0);
-	if (wake_fd >= 0)
-		close(wake_fd);
-	wake_fd = -1;
+	timer_set_drain(NULL);
+	nrings = 0;
 	if (timer_opened)
 		backend_timer.close();
 	timer_opened = 0;
@@ -543,7 +550,7 @@ const struct backend backend_perf = {
 	.set_hz = perf_set_hz,
 	.disarm = perf_disarm,
 	.flush = perf_flush,
-	.child_reset = perf_child_reset,
+	.flush_now = perf_flush,
 	.forget = perf_forget,
 	.close = perf_close,
 };

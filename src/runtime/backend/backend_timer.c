@@ -92,8 +92,19 @@ struct system_time {
 	_Atomic uint64_t charged;
 	_Atomic uint64_t cpu0;
 	_Atomic uint64_t user;
+	_Atomic long cookie;	/* handed to the drain hook, or -1 */
+	_Atomic int charge;	/* a system-time timer that charges */
 };
 static struct system_time *systems;
+
+/* What a user-only backend drains at each of its threads' system-time
+   signals (timer_set_drain), in that thread: async-signal-safe. */
+static void (*_Atomic drain_hook)(unsigned generation, long cookie);
+
+void timer_set_drain(void (*hook)(unsigned generation, long cookie))
+{
+	atomic_store(&drain_hook, hook);
+}
 
 /* si_value: the generation in the high half, the tally in the low. */
 static void *pack_value(unsigned generation, uint32_t tally)
@@ -197,7 +208,15 @@ static uint32_t system_room(uint32_t tally)
 
 static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, int timer)
 {
-	if (tally >= MAX_TALLIES || !pc)
+	if (tally >= MAX_TALLIES)
+		return;
+	/* The thread's samples held by its backend first: the user periods
+	   they add bound the system time charged below. */
+	void (*drain)(unsigned, long) = atomic_load(&drain_hook);
+	long cookie = atomic_load_explicit(&systems[tally].cookie, memory_order_relaxed);
+	if (drain && cookie >= 0)
+		drain(generation, cookie);
+	if (!pc || !atomic_load_explicit(&systems[tally].charge, memory_order_relaxed))
 		return;
 	uint32_t pending = system_pending(tally);
 	if (pending == 0)
@@ -228,6 +247,7 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	if (tally != NO_TALLY && (tally & SYSTEM_ONLY)) {
 		on_system_time((unsigned)(value >> 32), pc ? *pc : 0, tally & ~SYSTEM_ONLY,
 			       info->si_timerid);
+		sampler_tick();
 		errno = saved_errno;
 		return;
 	}
@@ -242,6 +262,7 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	sampler_take_split((unsigned)(value >> 32), tid, pc ? *pc : 0, weight, system,
 			   tally < MAX_TALLIES ? &tallies[tally] : NULL,
 			   stop_timer, (void *)(intptr_t)info->si_timerid);
+	sampler_tick();
 	errno = saved_errno;
 }
 
@@ -409,18 +430,23 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 	return 0;
 }
 
-int timer_arm_system(struct thread_slot *slot, pid_t tid)
+int timer_arm_system(struct thread_slot *slot, pid_t tid, int charge, long interval_ns,
+		     long cookie)
 {
 	if (next_tally >= MAX_TALLIES)
 		return -ENOSPC;
+	if (interval_ns <= 0 || interval_ns > SYSTEM_INTERVAL_NS)
+		interval_ns = SYSTEM_INTERVAL_NS;
 	uint32_t tally = next_tally++;
 	systems[tally].tid = tid;
+	atomic_store(&systems[tally].cookie, cookie);
+	atomic_store(&systems[tally].charge, charge);
 	int id, r = create_timer(tid, tally | SYSTEM_ONLY, &id);
 	if (r != 0)
 		return r;
 	struct itimerspec interval = {
-		.it_interval = { 0, SYSTEM_INTERVAL_NS },
-		.it_value = { 0, SYSTEM_INTERVAL_NS },
+		.it_interval = { 0, interval_ns },
+		.it_value = { 0, interval_ns },
 	};
 	struct itimerspec first = first_period(tid, interval);
 	uint64_t cpu0 = 0;

@@ -8,21 +8,38 @@
  * the path every sample takes from a backend's signal handler or drain
  * loop into the sinks, and it is async-signal-safe and lock-free.
  *
- * Life cycle: a thread created through pthread_create is armed as it
- * starts and disarmed as it exits (threads.c); threads that exist when
- * profiling starts are found in /proc/self/task.  After fork the child
- * re-arms its only thread; before exec everything is torn down so that
- * the new image inherits no timer, signal or descriptor.
+ * Life cycle: a thread created through pthread_create, thrd_create or
+ * glibc's clone is armed as it starts and disarmed as it exits
+ * (threads.c); threads that exist when profiling starts are found in
+ * /proc/self/task.  Threads made otherwise (a raw clone system call,
+ * glibc's own SIGEV_THREAD threads) are found by rescans that the
+ * program's own threads make from our signal handlers (sampler_tick,
+ * at most every 100 ms, with trylock): there is no thread of ours
+ * (SPEC section 2).  So the paths a rescan takes (arm_listed, arm_thread,
+ * sweep_dead, the backends' arm, alive and disarm) allocate nothing and
+ * make system calls through syscall(), which is no cancellation point.
+ * After fork the child re-arms its only thread; before exec everything
+ * is torn down so that the new image inherits no timer, signal or
+ * descriptor.
+ *
+ * Cancellation: the program's calls into the sampler disable it while
+ * they hold the lock (a deferred cancel acting inside would leave the
+ * lock held for good).  fork: asynchronous signals are blocked in the
+ * forking thread while it holds the lock, so that no handler of the
+ * program (an execve) can wait on it there.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../../include/profil.h"
@@ -35,6 +52,21 @@
 #include "sinks/thread_table.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Take the lock from a program's call: no cancellation while held. */
+static int lock_call(void)
+{
+	int old;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	pthread_mutex_lock(&lock);
+	return old;
+}
+
+static void unlock_call(int old)
+{
+	pthread_mutex_unlock(&lock);
+	pthread_setcancelstate(old, NULL);
+}
 
 /* The sampled threads: touched only under lock. */
 static struct thread_slot *slots;
@@ -127,7 +159,7 @@ size_t sampler_take_batch(unsigned gen, pid_t tid, const uintptr_t *pcs, size_t 
 			  void (*stop_self)(void *arg), void *arg)
 {
 	size_t taken = 0;
-	struct thread_ref who = THREAD_REF(tid, 0);
+	struct thread_ref who = THREAD_REF(tid, tid == (pid_t)syscall(SYS_gettid));
 	unsigned token = sinks_enter();
 	if (gen != atomic_load(&generation) || !atomic_load(&active))
 		goto out;
@@ -171,7 +203,7 @@ int sampler_lost(unsigned gen, uint64_t n)
 
 static pid_t current_tid(void)
 {
-	return (pid_t)gettid();
+	return (pid_t)syscall(SYS_gettid);
 }
 
 static struct thread_slot *find_slot(pid_t tid)
@@ -220,10 +252,13 @@ static void arm_thread(pid_t tid)
 		drop_slot(old);
 	if (nslots == capacity)
 		sweep_dead();
-	if (nslots == capacity) {
-		size_t n = capacity ? capacity * 2 : 64;
-		struct thread_slot *p = realloc(slots, n * sizeof *p);
-		if (!p) {
+	if (nslots == capacity) {	/* no malloc: a handler's rescan may be here */
+		size_t n = capacity ? capacity * 2 : 256;
+		void *p = slots ? mremap(slots, capacity * sizeof *slots, n * sizeof *slots,
+					 MREMAP_MAYMOVE)
+			  : mmap(NULL, n * sizeof *slots, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) {
 			atomic_fetch_add(&stats.threads_unsampled, 1);
 			return;
 		}
@@ -282,38 +317,85 @@ static int ended_listed(pid_t tid)
 }
 
 /*
- * /proc/self/task, open while a session is on: a rescan lists it again
- * with two system calls (lseek, getdents64) instead of an opendir.
+ * Kernel threads of the process (io_uring's iou-sqp and io-wq workers,
+ * PF_IO_WORKER) are listed in /proc/self/task but never run user code:
+ * not armed.  The flags are the ninth field of the thread's stat.  The
+ * last ones seen are remembered, so that a rescan reads each stat once.
  */
-static int task_fd = -1;
+#define PF_IO_WORKER 0x00000010u
+#define PF_KTHREAD 0x00200000u
+enum { WORKERS = 32 };
+static pid_t workers[WORKERS];
+static size_t workers_next;
+
+static char scratch[4096] __attribute__((aligned(8)));	/* under lock */
+
+static int kernel_worker(pid_t tid)
+{
+	for (size_t i = 0; i < WORKERS; i++)
+		if (workers[i] == tid)
+			return 1;
+	char path[64] = "/proc/self/task/";
+	size_t at = strlen(path);
+	char digits[16];
+	size_t n = 0;
+	for (unsigned v = (unsigned)tid; v; v /= 10)
+		digits[n++] = (char)('0' + v % 10);
+	while (n)
+		path[at++] = digits[--n];
+	memcpy(path + at, "/stat", 6);
+	long fd = syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	long got = syscall(SYS_read, (int)fd, scratch, sizeof scratch - 1);
+	syscall(SYS_close, (int)fd);
+	if (got <= 0)
+		return 0;
+	scratch[got] = '\0';
+	char *p = strrchr(scratch, ')');	/* the name may hold anything */
+	if (!p)
+		return 0;
+	/* ") S ppid pgrp session tty_nr tpgid flags" */
+	for (int field = 0; field < 6 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return 0;
+	unsigned long flags = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		flags = flags * 10 + (unsigned long)(*p - '0');
+	if (!(flags & (PF_IO_WORKER | PF_KTHREAD)))
+		return 0;
+	workers[workers_next] = tid;
+	workers_next = (workers_next + 1) % WORKERS;
+	return 1;
+}
 
 /* Arm every thread of the process; with only_new, leave alone the
-   threads that have a slot, without asking the backend. */
+   threads that have a slot, without asking the backend.  The directory
+   is opened for this listing only: no descriptor of ours stays where
+   the program may close or reuse it. */
 static void arm_listed(int only_new)
 {
-	static const char task[] = "/proc/self/task";
-	int transient = -1;	/* not to be kept (fds.c): for this listing only */
-	if (task_fd < 0)
-		task_fd = fds_keep(open(task, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-	int dir = task_fd >= 0 ? task_fd
-		: (transient = open(task, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-	if (dir < 0 || lseek(dir, 0, SEEK_SET) != 0) {
-		arm_thread(current_tid());
-		if (transient >= 0)
-			close(transient);
+	long dir = syscall(SYS_openat, AT_FDCWD, "/proc/self/task",
+			   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0) {
+		if (!only_new)
+			arm_thread(current_tid());
 		return;
 	}
-	char buf[4096] __attribute__((aligned(8)));
+	static char buf[4096] __attribute__((aligned(8)));	/* under lock */
 	long n;
 	memset(ended_seen, 0, sizeof ended_seen);
-	while ((n = syscall(SYS_getdents64, dir, buf, sizeof buf)) > 0) {
+	while ((n = syscall(SYS_getdents64, (int)dir, buf, sizeof buf)) > 0) {
 		for (long at = 0; at < n;) {
 			struct dirent64 *d = (struct dirent64 *)(buf + at);
 			at += d->d_reclen;
-			char *end;
-			long tid = strtol(d->d_name, &end, 10);
-			if (*end != '\0' || tid <= 0 || (only_new && find_slot((pid_t)tid))
-			    || ended_listed((pid_t)tid))
+			long tid = 0;
+			const char *c = d->d_name;
+			for (; *c >= '0' && *c <= '9' && tid < (1L << 30); c++)
+				tid = tid * 10 + (*c - '0');
+			if (*c != '\0' || tid <= 0 || (only_new && find_slot((pid_t)tid))
+			    || ended_listed((pid_t)tid) || kernel_worker((pid_t)tid))
 				continue;
 			arm_thread((pid_t)tid);
 		}
@@ -322,20 +404,12 @@ static void arm_listed(int only_new)
 		for (size_t i = 0; i < ENDED; i++)
 			if (!ended_seen[i])
 				ended[i] = 0;
-	if (transient >= 0)
-		close(transient);
+	syscall(SYS_close, (int)dir);
 }
 
 static void arm_all(void)
 {
 	arm_listed(0);
-}
-
-static void close_task_fd(void)
-{
-	if (task_fd >= 0)
-		close(task_fd);
-	task_fd = -1;
 }
 
 static void disarm_all(void)
@@ -405,17 +479,16 @@ static void go_dark(void)
 	disarm_all();
 	backend->close();
 	backend = NULL;
-	close_task_fd();
 }
 
 int sampler_start(struct sink_set *set)
 {
-	pthread_mutex_lock(&lock);
+	int cs = lock_call();
 	if (atomic_load(&active) && !atomic_load(&faulted)) {
 		if (backend->flush)	/* the old buffer's samples go to it */
 			backend->flush();
 		sinks_replace(set);
-		pthread_mutex_unlock(&lock);
+		unlock_call(cs);
 		return 0;
 	}
 	go_dark();
@@ -426,7 +499,7 @@ int sampler_start(struct sink_set *set)
 	int r = go_live();
 	if (r != 0)
 		sinks_replace(NULL);
-	pthread_mutex_unlock(&lock);
+	unlock_call(cs);
 	if (r != 0) {
 		errno = -r;
 		return -1;
@@ -436,22 +509,22 @@ int sampler_start(struct sink_set *set)
 
 void sampler_stop(void)
 {
-	pthread_mutex_lock(&lock);
+	int cs = lock_call();
 	go_dark();
 	suspended = 0;
 	sinks_replace(NULL);
-	pthread_mutex_unlock(&lock);
+	unlock_call(cs);
 }
 
 void sampler_stop_owner(int who)
 {
-	pthread_mutex_lock(&lock);
+	int cs = lock_call();
 	if (sinks_owner() == who) {
 		go_dark();
 		suspended = 0;
 		sinks_replace(NULL);
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_call(cs);
 }
 
 uint64_t sampler_period_ns(void)
@@ -465,7 +538,7 @@ int sampler_set_hz(unsigned new_hz)
 		errno = EINVAL;
 		return -1;
 	}
-	pthread_mutex_lock(&lock);
+	int cs = lock_call();
 	hz = new_hz;
 	atomic_store(&period_ns, 1000000000u / hz);
 	if (backend) {
@@ -473,7 +546,7 @@ int sampler_set_hz(unsigned new_hz)
 		for (size_t i = 0; i < nslots; i++)
 			backend->set_hz(&slots[i], hz);
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_call(cs);
 	return 0;
 }
 
@@ -497,11 +570,11 @@ int sampler_set_backend(int id)
 		errno = ENOTSUP;
 		return -1;
 	}
-	pthread_mutex_lock(&lock);
+	int cs = lock_call();
 	int busy = atomic_load(&active) && !atomic_load(&faulted);
 	if (!busy)
 		wanted = id;
-	pthread_mutex_unlock(&lock);
+	unlock_call(cs);
 	if (busy) {
 		errno = EBUSY;
 		return -1;
@@ -544,14 +617,18 @@ int sampler_faulted(void)
 	return atomic_load(&faulted);
 }
 
-void sampler_rescan(void)
+/*
+ * A rescan, under a lock taken with trylock: threads made without our
+ * interposers get a sampler, and, one time in ten, slots of threads gone
+ * unseen (which only hold resources) are released.
+ */
+static void rescan(void)
 {
 	static unsigned calls;
 	if (pthread_mutex_trylock(&lock) != 0)
 		return;
-	if (backend && owner == getpid() && atomic_load(&active) && !atomic_load(&faulted)) {
-		/* Slots of threads gone unseen only hold resources: look
-		   for them one time in ten. */
+	if (backend && owner == (pid_t)syscall(SYS_getpid) && atomic_load(&active)
+	    && !atomic_load(&faulted)) {
 		if (++calls % 10 == 0)
 			sweep_dead();
 		arm_listed(1);
@@ -559,24 +636,61 @@ void sampler_rescan(void)
 	pthread_mutex_unlock(&lock);
 }
 
+#define RESCAN_NS 100000000
+
+void sampler_tick(void)
+{
+	static _Atomic int64_t due;
+	struct timespec now;
+	if (!atomic_load(&active) || clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+		return;
+	int64_t ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	int64_t at = atomic_load_explicit(&due, memory_order_relaxed);
+	if (ns < at || !atomic_compare_exchange_strong(&due, &at, ns + RESCAN_NS))
+		return;
+	rescan();
+}
+
 void sampler_thread_begin(void)
 {
-	pthread_mutex_lock(&lock);
+	int cs = lock_call();
 	ended_forget(current_tid());	/* a tid used again */
 	if (backend && owner == getpid() && atomic_load(&active) && !atomic_load(&faulted))
 		arm_thread(current_tid());
+	unlock_call(cs);
+}
+
+void sampler_thread_seen(void)
+{
+	pid_t tid = current_tid();
+	pthread_mutex_lock(&lock);
+	ended_forget(tid);
+	if (backend && owner == (pid_t)syscall(SYS_getpid) && atomic_load(&active)
+	    && !atomic_load(&faulted) && !find_slot(tid))
+		arm_thread(tid);
 	pthread_mutex_unlock(&lock);
 }
 
-void sampler_thread_end(void)
+void sampler_thread_gone(void)
 {
 	pid_t tid = current_tid();
 	pthread_mutex_lock(&lock);
 	struct thread_slot *slot = backend ? find_slot(tid) : NULL;
 	if (slot)
 		drop_slot(slot);
-	ended_add(current_tid());
+	ended_add(tid);
 	pthread_mutex_unlock(&lock);
+}
+
+void sampler_thread_end(void)
+{
+	pid_t tid = current_tid();
+	int cs = lock_call();
+	struct thread_slot *slot = backend ? find_slot(tid) : NULL;
+	if (slot)
+		drop_slot(slot);
+	ended_add(current_tid());
+	unlock_call(cs);
 	/* Outside the lock: the preload mode's own lock is taken before the
 	   sampler's, never after. */
 	const struct sampler_hooks *h = atomic_load(&hooks);
@@ -589,27 +703,27 @@ void sampler_before_exec(void)
 	/* In a vfork child the memory is the parent's: touch nothing. */
 	if (owner != getpid())
 		return;
-	pthread_mutex_lock(&lock);
+	int cs = lock_call();
 	if (backend) {
 		go_dark();
 		suspended = 1;
 	}
 	HOOK(before_exec);
-	pthread_mutex_unlock(&lock);
+	unlock_call(cs);
 }
 
 void sampler_after_exec_failed(void)
 {
 	if (owner != getpid())
 		return;
-	pthread_mutex_lock(&lock);
+	int cs = lock_call();
 	HOOK(exec_failed);
 	if (suspended) {
 		suspended = 0;
 		if (go_live() != 0)
 			sinks_replace(NULL);
 	}
-	pthread_mutex_unlock(&lock);
+	unlock_call(cs);
 }
 
 void sampler_exit_now(void)
@@ -617,32 +731,68 @@ void sampler_exit_now(void)
 	/* In a vfork child the memory is the parent's: touch nothing. */
 	if (owner != getpid())
 		return;
+	/* What the rings hold is counted (the backend pointer may be
+	   changing under a lock we do not take: read once). */
+	const struct backend *b = backend;
+	if (b && b->flush_now && atomic_load(&active))
+		b->flush_now();
 	atomic_store(&active, 0);
 	atomic_fetch_add(&generation, 1);
 	sinks_quiesce();	/* every sample under way is in the counters */
 	HOOK(exiting);
 }
 
+/*
+ * The forking thread holds the lock across fork with every asynchronous
+ * signal blocked: a program's handler that called execve (or anything
+ * of ours) in that window would wait for the lock its own thread holds.
+ * The mask goes back once the lock is let go, in parent and child.
+ */
+static sigset_t fork_mask;
+static void child_restart(void);
+static int fork_cancel;
+
 static void before_fork(void)
 {
-	pthread_mutex_lock(&lock);
+	sigset_t all;
+	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGTRAP);
+	sigset_t old;
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	int cs = lock_call();
+	fork_mask = old;
+	fork_cancel = cs;
 }
 
 static void after_fork_parent(void)
 {
-	pthread_mutex_unlock(&lock);
+	sigset_t old = fork_mask;
+	unlock_call(fork_cancel);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void after_fork_child(void)
 {
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	lock = fresh;
+	sigset_t old = fork_mask;
+	int cs = fork_cancel;
 	memset(ended, 0, sizeof ended);	/* the parent's threads */
+	memset(workers, 0, sizeof workers);
 	sinks_after_fork();
 	HOOK(fork_child);
-	if (!backend)
-		return;
-	close_task_fd();	/* the parent's threads */
+	if (backend)
+		child_restart();
+	pthread_setcancelstate(cs, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void child_restart(void)
+{
 	if (backend->child_reset)
 		backend->child_reset();
 	/* The parent's threads and timers do not exist here. */

@@ -80,15 +80,13 @@ size_t sampler_take_batch(unsigned generation, pid_t tid, const uintptr_t *pcs, 
 int sampler_lost(unsigned generation, uint64_t n);
 
 /*
- * From a backend's helper thread: sample the threads the sampler has not
- * seen start (made with raw clone) and forget those gone.  Does nothing
- * if the sampler is busy: the helper calls again later.
+ * From a backend's signal handler, in a thread of the program: at most
+ * every 100 ms, sample the threads the sampler has not seen start (made
+ * with a raw clone system call, or by glibc itself) and forget those
+ * gone.  Does nothing if the sampler is busy (trylock): a later signal
+ * tries again.  Async-signal-safe; no thread of ours does this.
  */
-void sampler_rescan(void);
-
-/* A thread of libprofil's own, which pthread_create's interposer does
-   not arm.  Returns 0 or an error number, as pthread_create. */
-int threads_create_unsampled(pthread_t *thread, void *(*routine)(void *), void *arg);
+void sampler_tick(void);
 
 /* Does the backend in use see kernel time?  (PROFIL_STATS_USER_ONLY) */
 int sampler_user_only(void);
@@ -108,6 +106,12 @@ void sampler_init(void);
 /* Thread life cycle, from threads.c (never from a signal handler). */
 void sampler_thread_begin(void);
 void sampler_thread_end(void);
+/* A thread made by glibc's clone(), with no TLS of its own: armed if
+   profiling is on and it has no sampler (no cancellation state, no
+   allocation). */
+void sampler_thread_seen(void);
+/* The same thread at its end: its sampler goes. */
+void sampler_thread_gone(void);
 
 /*
  * Load-time set-up of threads.c and exec.c.  Calling them from the
@@ -120,8 +124,8 @@ void exec_init(void);
  * The process ends now (_exit, _Exit): no sample is counted after this
  * returns, and the preload mode's file is finished.  Unlike an exit,
  * nothing is joined or unmapped (a signal handler may call _exit):
- * async-signal-safe and lock-free.  Records a perf ring holds that the
- * drain thread has not read are neither counted nor taken.
+ * async-signal-safe and lock-free.  What the perf rings hold is counted
+ * first, but a ring the calling thread was draining when interrupted.
  */
 void sampler_exit_now(void);
 

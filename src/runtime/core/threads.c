@@ -5,7 +5,17 @@
  * arms its sampler before the program's start routine, and a
  * thread-specific key whose destructor disarms it when the thread ends
  * (by return, pthread_exit or cancellation), so that no timer outlives
- * its thread.  The real pthread_create is found with dlsym(RTLD_NEXT),
+ * its thread.  C11's thrd_create is interposed the same way: glibc
+ * makes those threads without going through the exported
+ * pthread_create.  glibc's clone() is interposed for threads
+ * (CLONE_VM | CLONE_THREAD): the child arms itself before the program's
+ * function runs; it has no TLS of its own, so only
+ * sampler_thread_seen(), which allocates nothing and leaves the
+ * cancellation state alone; when the function returns, it disarms
+ * itself (sampler_thread_gone).  A thread that ends otherwise (the exit
+ * system call) is found by the sampler's sweeps.
+ * Threads made with a raw clone system call are found by rescans
+ * (sampler_tick).  The real calls are found with dlsym(RTLD_NEXT),
  * which works whether libprofil is linked, preloaded, or linked
  * statically into a dynamically linked program.
  */
@@ -13,7 +23,12 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <threads.h>
 
 #include "core/sampler.h"
 
@@ -54,6 +69,8 @@ static void clear_stack_shadow(void)
 #define EXPORT __attribute__((visibility("default")))
 
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int thrd_create_fn(thrd_t *, thrd_start_t, void *);
+typedef int clone_fn(int (*)(void *), void *, int, void *, ...);
 
 struct start {
 	void *(*routine)(void *);
@@ -74,9 +91,23 @@ static void make_exit_key(void)
 	pthread_key_create(&exit_key, on_thread_exit);
 }
 
+static thrd_create_fn *_Atomic real_thrd_create;
+static clone_fn *_Atomic real_clone;
+
+/* Found at load time too: clone may be called where dlsym must not be
+   (a vfork child, a thread without TLS). */
+static void find_real(void)
+{
+	if (!real_thrd_create)
+		real_thrd_create = (thrd_create_fn *)dlsym(RTLD_NEXT, "thrd_create");
+	if (!real_clone)
+		real_clone = (clone_fn *)dlsym(RTLD_NEXT, "clone");
+}
+
 void threads_init(void)
 {
 	pthread_once(&exit_key_once, make_exit_key);
+	find_real();
 }
 
 static void *trampoline(void *p)
@@ -100,10 +131,82 @@ static create_fn *real_create(void)
 	return real;
 }
 
-int threads_create_unsampled(pthread_t *thread, void *(*routine)(void *), void *arg)
+struct c11_start {
+	thrd_start_t routine;
+	void *arg;
+};
+
+static int c11_trampoline(void *p)
 {
-	create_fn *real = real_create();
-	return real ? real(thread, NULL, routine, arg) : EAGAIN;
+	clear_stack_shadow();
+	struct c11_start start = *(struct c11_start *)p;
+	free(p);
+	pthread_setspecific(exit_key, &exit_key);
+	sampler_thread_begin();
+	return start.routine(start.arg);
+}
+
+EXPORT int thrd_create(thrd_t *thread, thrd_start_t routine, void *arg)
+{
+	find_real();
+	thrd_create_fn *real = real_thrd_create;
+	if (!real)
+		return thrd_error;
+	pthread_once(&exit_key_once, make_exit_key);
+	struct c11_start *start = malloc(sizeof *start);
+	if (!start)	/* the thread still runs, found by a rescan */
+		return real(thread, routine, arg);
+	start->routine = routine;
+	start->arg = arg;
+	int r = real(thread, c11_trampoline, start);
+	if (r != thrd_success)
+		free(start);
+	return r;
+}
+
+/* On the child's own stack, below what the program gave it. */
+struct clone_start {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int clone_trampoline(void *p)
+{
+	const struct clone_start *start = p;
+	int (*fn)(void *) = start->fn;
+	void *arg = start->arg;
+	sampler_thread_seen();
+	int r = fn(arg);
+	sampler_thread_gone();	/* glibc's clone then makes the exit call */
+	return r;
+}
+
+EXPORT int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	pid_t *parent_tid = va_arg(ap, pid_t *);
+	void *tls = va_arg(ap, void *);
+	pid_t *child_tid = va_arg(ap, pid_t *);
+	va_end(ap);
+	clone_fn *real = real_clone;
+	if (!real) {
+		find_real();
+		if (!(real = real_clone)) {
+			errno = ENOSYS;
+			return -1;
+		}
+	}
+	const int thread = CLONE_VM | CLONE_THREAD;
+	/* Stacks grow down on every machine libprofil supports. */
+	if (fn && stack && (flags & thread) == thread) {
+		uintptr_t at = ((uintptr_t)stack - sizeof(struct clone_start)) & ~(uintptr_t)15;
+		struct clone_start *start = (struct clone_start *)at;
+		start->fn = fn;
+		start->arg = arg;
+		return real(clone_trampoline, start, flags, start, parent_tid, tls, child_tid);
+	}
+	return real(fn, stack, flags, arg, parent_tid, tls, child_tid);
 }
 
 EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
