@@ -56,7 +56,8 @@ WARN     := -Wall -Wextra
 BASE     := -std=gnu11 $(WARN) -pthread -Iinclude -Isrc/runtime $(SANFLAGS)
 LIBFLAGS := $(BASE) -fPIC -fvisibility=hidden -fno-delete-null-pointer-checks
 
-RUNTIME_SRC := $(wildcard src/runtime/*/*.c) src/common/bins.c src/format/gmon.c
+RUNTIME_SRC := $(wildcard src/runtime/*/*.c) src/common/bins.c src/common/preloadable.c \
+	src/format/gmon.c
 # The writers of the runtime's own formats (their readers are the command's).
 RUNTIME_SRC += src/format/loadmap.c src/format/pcsfile.c src/format/monout.c
 RUNTIME_ASM := $(wildcard src/runtime/arch/*_$(shell uname -m).S)
@@ -80,7 +81,8 @@ TEST_LINK := -L$(B)/lib -Wl,-rpath,$(abspath $(B)/lib) -lprofil
 EXAMPLE   := $(B)/examples/crunch
 
 # The command: elfutils for symbols, zlib and protobuf-c for pprof.
-CLI_SRC  := $(wildcard src/cli/*.c) $(wildcard src/format/*.c) src/common/bins.c
+CLI_SRC  := $(wildcard src/cli/*.c) $(wildcard src/format/*.c) src/common/bins.c \
+	src/common/preloadable.c
 CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC)) $(B)/cli/gen/pprof.pb-c.o \
             $(B)/cli/gen/html_assets.o
 CLI_LIBS := $$(pkg-config --libs libdw libelf zlib libprotobuf-c) -lstdc++

@@ -22,12 +22,12 @@
 #include <unistd.h>
 
 #include "../../include/profil.h"
+#include "../common/preloadable.h"
 #include "../format/profile.h"
 #include "cli.h"
 #include "opts.h"
 #include "model.h"
 #include "run_dir.h"
-#include "run_elf.h"
 
 /* Where make install put the library, below the prefix (the Makefile's LIBDIR). */
 #ifndef PROFIL_LIBSUBDIR
@@ -145,9 +145,39 @@ static char *find_program(const char *name)
 	return NULL;
 }
 
+/* The processes that ran unprofiled, one line each (so many at most). */
+static void skipped(const char *dir)
+{
+	enum { SHOWN = 20 };
+	unsigned n = 0;
+	char **notes = run_notes(dir, &n);
+	for (unsigned i = 0; i < n && i < SHOWN; i++) {
+		char line[PATH_MAX + 512] = "";
+		FILE *f = fopen(notes[i], "r");
+		if (f) {
+			if (!fgets(line, sizeof line, f))
+				line[0] = '\0';
+			fclose(f);
+		}
+		line[strcspn(line, "\n")] = '\0';
+		/* PROGRAM.PID.skipped: the pid is the last number but one. */
+		char *end = notes[i] + strlen(notes[i]) - strlen(RUN_NOTE_SUFFIX);
+		char *dot = end;
+		while (dot > notes[i] && dot[-1] != '.')
+			dot--;
+		fprintf(stderr, "profil: process %.*s not profiled: %s\n", (int)(end - dot), dot,
+			line[0] ? line : "(no reason recorded)");
+	}
+	if (n > SHOWN)
+		fprintf(stderr, "profil: %u more processes not profiled: see %s/*%s\n", n - SHOWN,
+			dir, RUN_NOTE_SUFFIX);
+	free_files(notes);
+}
+
 /* What the run wrote into dir, in one or two lines; the number of files. */
 static unsigned summary(const char *dir)
 {
+	skipped(dir);
 	unsigned n = 0;
 	char **files = run_files(dir, &n);
 	if (!files) {
@@ -330,9 +360,12 @@ int cmd_run(int argc, char **argv)
 		error_line("%s: command not found", program);
 		return 127;
 	}
-	char why[PATH_MAX + 64];
-	if (program_profilable(path, why, sizeof why) != 0) {
-		error_line("%s: %s: profil run cannot profile it", program, why);
+	char interp[256];
+	enum preloadable why = preloadable(path, interp, sizeof interp);
+	if (why != PRELOADABLE) {
+		error_line("%s: %s%s%s%s: profil run cannot profile it", program,
+			   interp[0] ? "a script run by " : "", interp, interp[0] ? ": " : "",
+			   preloadable_why(why));
 		free(path);
 		return 2;
 	}
@@ -415,9 +448,17 @@ int cmd_run(int argc, char **argv)
 		set("PROFIL_BACKEND", backend);
 	if (threads)
 		set("PROFIL_RUN_THREADS", threads);
-	/* Every process of the tree writes here, wherever it goes. */
-	snprintf(buf, sizeof buf, "%s/%s", dir, RUN_FILE_PATTERN);
+	/* Every process of the tree writes here, wherever it goes; a % in
+	   the directory's name is itself, not a pattern. */
+	size_t at = 0;
+	for (const char *c = dir; *c && at + 2 < sizeof buf; c++) {
+		if (*c == '%')
+			buf[at++] = '%';
+		buf[at++] = *c;
+	}
+	snprintf(buf + at, sizeof buf - at, "/%s", RUN_FILE_PATTERN);
 	set("PROFIL_OUT", buf);
+	set("PROFIL_RUN_DIR", dir);	/* for the notes of processes skipped */
 
 	catch_signals();
 	fflush(NULL);

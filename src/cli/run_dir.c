@@ -41,6 +41,18 @@ static int regular_at(int dirfd, const char *name)
 	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
+int run_is_note(const char *name)
+{
+	size_t n = strlen(name), s = strlen(RUN_NOTE_SUFFIX);
+	return n > s && !strcmp(name + n - s, RUN_NOTE_SUFFIX);
+}
+
+/* A file of ours in a run: a profile, or a note of a process skipped. */
+static int ours_at(int dirfd, const char *name)
+{
+	return regular_at(dirfd, name) && (run_is_note(name) || is_profile_at(dirfd, name, NULL));
+}
+
 int run_kind(const char *path, char *why, size_t size)
 {
 	struct stat st;
@@ -70,7 +82,7 @@ int run_kind(const char *path, char *why, size_t size)
 	while (kind == 1 && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (!regular_at(dirfd(d), e->d_name) || !is_profile_at(dirfd(d), e->d_name, NULL)) {
+		if (!ours_at(dirfd(d), e->d_name)) {
 			snprintf(why, size, "a directory that holds %s, not a profile", e->d_name);
 			kind = -1;
 		}
@@ -92,7 +104,7 @@ static int by_start(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-char **run_files(const char *dir, unsigned *n)
+static char **list(const char *dir, unsigned *n, int notes)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -102,7 +114,8 @@ char **run_files(const char *dir, unsigned *n)
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		/* Hidden names are not the processes' (a rotation's leftovers). */
-		if (e->d_name[0] == '.' || !regular_at(dirfd(d), e->d_name))
+		if (e->d_name[0] == '.' || run_is_note(e->d_name) != notes
+		    || !regular_at(dirfd(d), e->d_name))
 			continue;
 		uint64_t start = 0;
 		is_profile_at(dirfd(d), e->d_name, &start);	/* a stranger: read and named */
@@ -124,7 +137,17 @@ char **run_files(const char *dir, unsigned *n)
 	return files;
 }
 
-/* Remove a run (seen to be one by run_kind): its profiles, then it. */
+char **run_files(const char *dir, unsigned *n)
+{
+	return list(dir, n, 0);
+}
+
+char **run_notes(const char *dir, unsigned *n)
+{
+	return list(dir, n, 1);
+}
+
+/* Remove a run (seen to be one by run_kind): its files, then it. */
 static void remove_run(const char *path)
 {
 	struct stat st;
@@ -139,7 +162,7 @@ static void remove_run(const char *path)
 	if (d) {
 		struct dirent *e;
 		while ((e = readdir(d)))
-			if (regular_at(dirfd(d), e->d_name) && is_profile_at(dirfd(d), e->d_name, NULL))
+			if (ours_at(dirfd(d), e->d_name))
 				unlinkat(dirfd(d), e->d_name, 0);
 		closedir(d);
 	}
@@ -201,6 +224,11 @@ void rotate_commit(struct rotation *r)
 
 void rotate_undo(struct rotation *r)
 {
+	unsigned n;
+	char **notes = r->moved_name >= 0 ? run_notes(r->name, &n) : NULL;
+	for (char **f = notes; f && *f; f++)
+		unlink(*f);
+	free_files(notes);
 	if (r->moved_name >= 0 && rmdir(r->name) != 0 && errno != ENOENT) {
 		error_line("%s: cannot remove the empty run: %s", r->name, strerror(errno));
 		return;	/* something is in it: put nothing back over it */

@@ -12,10 +12,15 @@
 #define RUN_DIR_DEFAULT "profil.data"
 /* The name of each process's file in it (PROFIL_OUT's pattern). */
 #define RUN_FILE_PATTERN "%n.%p.prof"
+/* The end of the name of a note of a process libprofil could not follow
+   (src/runtime/core/follow.c): PROGRAM.PID.skipped, one line of text. */
+#define RUN_NOTE_SUFFIX ".skipped"
+
+int run_is_note(const char *name);
 
 /*
  * What is at path: 0 nothing, 1 a run (a directory holding only
- * profiles, or a profile file as profil run wrote before 6b), or -1 with
+ * profiles and notes, or a profile file as profil run wrote before 6b), or -1 with
  * why (something else, left alone) put in why.
  */
 int run_kind(const char *path, char *why, size_t size);
@@ -27,6 +32,8 @@ int run_kind(const char *path, char *why, size_t size);
  * be read.
  */
 char **run_files(const char *dir, unsigned *n);
+/* The notes in dir, in the same order. */
+char **run_notes(const char *dir, unsigned *n);
 
 /*
  * Rotation: begin moves name's previous run to name.old (an older

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <unistd.h>
 
+#include "core/follow.h"
 #include "core/sampler.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -47,10 +48,27 @@ void exec_init(void)
 	real.execvpe = (execvpe_fn *)dlsym(RTLD_NEXT, "execvpe");
 	real.fexecve = (fexecve_fn *)dlsym(RTLD_NEXT, "fexecve");
 	real.execveat = (execveat_fn *)dlsym(RTLD_NEXT, "execveat");
+	follow_init();
 }
 
 /* A call made before exec_init (from another library's constructor). */
 #define REAL(name) (real.name ? real.name : (exec_init(), real.name))
+
+/*
+ * Under profil run, a program that will run unprofiled is named first,
+ * and envp becomes one without libprofil where the loader cannot load it
+ * (core/follow.c); the buffers are the wrapper's own, on its stack, as a
+ * vfork child needs (an environment of more than 4096 entries is passed
+ * as it is).
+ */
+#define FOLLOW(file, search, envp)						\
+	size_t fcount_ = follow_env_count(envp);				\
+	if (fcount_ > 4096)	/* not that much of the stack: passed as it is */ \
+		fcount_ = 0;							\
+	char *fenv_[fcount_ + 1];						\
+	char fpre_[4096];							\
+	char *const *fenvp_ = follow_exec(file, search, envp, fenv_, fcount_, fpre_, \
+					  sizeof fpre_)
 
 /* Run an exec call between the tear-down and the restart. */
 #define AROUND_EXEC(call)					\
@@ -65,22 +83,28 @@ void exec_init(void)
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	AROUND_EXEC(REAL(execve)(path, argv, envp));
+	FOLLOW(path, 0, envp);
+	AROUND_EXEC(REAL(execve)(path, argv, fenvp_));
 }
 
 EXPORT int execv(const char *path, char *const argv[])
 {
-	AROUND_EXEC(REAL(execve)(path, argv, environ));
+	FOLLOW(path, 0, environ);
+	AROUND_EXEC(REAL(execve)(path, argv, fenvp_));
 }
 
 EXPORT int execvp(const char *file, char *const argv[])
 {
+	FOLLOW(file, 1, environ);
+	if (fenvp_ != environ)
+		AROUND_EXEC(REAL(execvpe)(file, argv, fenvp_));
 	AROUND_EXEC(REAL(execvp)(file, argv));
 }
 
 EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	AROUND_EXEC(REAL(execvpe)(file, argv, envp));
+	FOLLOW(file, 1, envp);
+	AROUND_EXEC(REAL(execvpe)(file, argv, fenvp_));
 }
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
