@@ -834,8 +834,6 @@ void sampler_init(void)
 		wanted = PROFIL_BACKEND_AUTO;
 	}
 	atomic_store(&period_ns, 1000000000u / hz);
-	if (preload_init)
-		preload_init();
 }
 
 __attribute__((constructor)) static void sampler_ctor(void)

@@ -154,7 +154,4 @@ struct sampler_hooks {
 };
 void sampler_set_preload_hooks(const struct sampler_hooks *hooks);
 
-/* The preload mode's start, if it is linked in (not in libprofil.a). */
-void preload_init(void) __attribute__((weak));
-
 #endif

@@ -927,7 +927,7 @@ static const struct sampler_hooks hooks = {
 
 /* ---- Start and end. ---- */
 
-void preload_init(void)
+static void preload_init(void)
 {
 	const char *runs = getenv("PROFIL_RUN");
 	if (!runs || !*runs || getauxval(AT_SECURE))
@@ -950,6 +950,14 @@ void preload_init(void)
 		on = 0;
 	}
 	lock_leave(cancel);
+}
+
+/* The core calls nothing of ours: the sampler is set up first (it may
+   have been already, by monstartup from libprofil's _init). */
+__attribute__((constructor)) static void preload_ctor(void)
+{
+	sampler_init();
+	preload_init();
 }
 
 __attribute__((destructor)) static void preload_fini(void)
