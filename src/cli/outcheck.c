@@ -75,8 +75,10 @@ static int inside_run(const char *out, char *const *files, char *dir, size_t len
 		return 0;
 	for (char *const *f = files; f && *f; f++) {
 		char in[PATH_MAX], why[256];
+		struct stat st;
 		parent(*f, in, sizeof in);
-		if (same_file(&d, in))
+		/* An input that is there: an empty directory is a run too. */
+		if (same_file(&d, in) && stat(*f, &st) == 0 && S_ISREG(st.st_mode))
 			return run_kind(dir, why, sizeof why) == 1;
 	}
 	return 0;
