@@ -137,6 +137,8 @@ int main(int argc, char **argv)
 		return 0;
 	if (strcmp(mode, "_exit") == 0)
 		_exit(3);
+	if (strcmp(mode, "quick_exit") == 0)
+		quick_exit(5);
 	if (strcmp(mode, "term") == 0)
 		raise(SIGTERM);
 	if (strcmp(mode, "segv") == 0)

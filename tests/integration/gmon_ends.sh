@@ -1,7 +1,8 @@
 #!/bin/sh
 # gmon_ends.sh BUILD - however a -pg program ends, its profile is written
 # whole and gprof reads it: exit, return from main, _exit, SIGTERM,
-# SIGSEGV, abort, exec; the signal still takes its course (same status).
+# quick_exit, SIGSEGV, abort, exec; the signal still takes its course
+# (same status).
 # SIGKILL after 3 seconds loses at most the last second of samples, with
 # no thread of libprofil's doing the snapshots (issue 15): the program's
 # one thread is its only one, but for the perf backend's drain thread
@@ -32,6 +33,7 @@ check() {	# MODE STATUS
 check exit 4
 check return 0
 check _exit 3
+check quick_exit 5
 check term 143
 # Under AddressSanitizer, SIGSEGV is the sanitizer's: it reports and exits.
 [ -n "$san" ] || check segv 139

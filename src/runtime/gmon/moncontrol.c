@@ -356,6 +356,14 @@ static void after_fork_child(void)
 	snapshot_due_in_a_second();
 }
 
+/* quick_exit runs no atexit handler (no _mcleanup), and glibc's own call
+   of _exit is not the interposed one: write the profile as _exit does. */
+static void gmon_quick_exit(void)
+{
+	sampler_exit_now();
+	write_profile(1);
+}
+
 EXPORT void monstartup(unsigned long lowpc, unsigned long highpc)
 {
 	/* gcrt1.o can call us from libprofil's own _init, before its
@@ -396,8 +404,10 @@ EXPORT void monstartup(unsigned long lowpc, unsigned long highpc)
 	prof.no_file = gmon_file_setup() != 0;
 	owner = getpid();
 	static int atfork_done;
-	if (!atfork_done++)
+	if (!atfork_done++) {
 		pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+		at_quick_exit(gmon_quick_exit);
+	}
 	catch_fatal_signals();
 	snapshot_due_in_a_second();
 	sampler_set_preload_hooks(&gmon_hooks);

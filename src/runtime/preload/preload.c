@@ -76,6 +76,7 @@ struct seg {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_int on;		/* the preload mode is running */
 static int fd = -1;		/* open only while the file grows: file_open */
+static uint64_t file_size;	/* as last set by ftruncate */
 static char path[PATH_MAX];	/* the file, absolute */
 static dev_t file_dev;
 static ino_t file_ino;
@@ -84,6 +85,7 @@ static struct seg *segs;
 static size_t nsegs, capacity;
 static uint32_t nfile;		/* segments in the file, system counts too */
 static uint64_t run_id;
+static pid_t owner;		/* the process the file is of */
 static _Atomic int64_t next_update_ns;
 
 /* The file's thread table, when it has one (table points at it). */
@@ -197,14 +199,19 @@ static void copy(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-/* The program's name, for %n and the default file name. */
+/* The program's name, for %n and the default file name: read once (a
+   fork child runs the same program; an exec starts anew). */
 static void program_name(char *out, size_t size)
 {
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	const char *base = strrchr(exe, '/');
-	copy(out, size, base ? base + 1 : n > 0 ? exe : "program");
+	static char name[256];
+	if (!name[0]) {
+		char exe[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+		exe[n > 0 ? n : 0] = '\0';
+		const char *base = strrchr(exe, '/');
+		copy(name, sizeof name, base ? base + 1 : n > 0 ? exe : "program");
+	}
+	copy(out, size, name);
 }
 
 /*
@@ -343,6 +350,15 @@ static int write_page(uint64_t at)
 	}
 }
 
+/* Make the file end bytes long (within RLIMIT_FSIZE): 0 or -1. */
+static int size_file(uint64_t end)
+{
+	if (fits(end) != 0 || ftruncate(fd, (off_t)end) != 0)
+		return -1;
+	file_size = end;
+	return 0;
+}
+
 /* Entries of the thread table: PROFIL_RUN_THREADS, else the default. */
 static uint32_t thread_entries(void)
 {
@@ -369,7 +385,7 @@ static void add_thread_table(void)
 	while (npcs < (uint64_t)n * THREAD_PCS_EACH && npcs < THREAD_PCS_MAX)
 		npcs *= 2;
 	uint64_t size = profile_threads_size(n, npcs);
-	if (fits(PROFILE_PAGE + size) != 0 || ftruncate(fd, (off_t)(PROFILE_PAGE + size)) != 0) {
+	if (size_file(PROFILE_PAGE + size) != 0) {
 		complain("no thread table (the samples of each thread) in profile", path);
 		return;
 	}
@@ -418,6 +434,7 @@ static int create_file(void)
 		complain("cannot write profile", name);
 		goto fail;
 	}
+	file_size = PROFILE_PAGE;
 	header = mmap(NULL, PROFILE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (header == MAP_FAILED) {
 		header = NULL;
@@ -430,7 +447,7 @@ static int create_file(void)
 	header->state = PROFILE_RUNNING;
 	header->byte_order = 0x01020304;
 	header->end = PROFILE_PAGE;
-	header->pid = getpid();
+	header->pid = owner = getpid();
 	header->ppid = getppid();
 	header->hz = sampler_hz();
 	header->start_ns = header->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
@@ -504,6 +521,41 @@ static void drop_reserve(struct page_reserve *r)
 	}
 }
 
+/* Bytes the segments of n more objects' ranges take, system counts too. */
+struct need { uint64_t bytes; };
+
+static int count_need(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct need *need = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_memsz == 0)
+			continue;
+		uint64_t start = info->dlpi_addr + ph->p_vaddr;
+		uint64_t n = bins_count_for_range(start, start + ph->p_memsz, BINS_SCALE_ONE);
+		need->bytes += 2 * profile_segment_size(n, 4);
+	}
+	return 0;
+}
+
+/*
+ * At start, the file is made as long as all of the objects' segments
+ * will make it, in one ftruncate rather than one per segment (each costs
+ * the file system an update: a good part of what a short process pays
+ * for being profiled).  Where that does not fit, segments grow it one by
+ * one, as after a dlopen.
+ */
+static void size_for_objects(void)
+{
+	struct need need = { 0 };
+	dl_iterate_phdr(count_need, &need);
+	int saved = errno;
+	if (need.bytes && header->end + need.bytes > file_size)
+		size_file(header->end + need.bytes);
+	errno = saved;
+}
+
 /* Grow the file by a segment of ncounters counters, mapped, with the
    reserve of its pages in *res; or NULL. */
 static struct profile_segment *grow(uint64_t ncounters, struct page_reserve **res)
@@ -512,8 +564,7 @@ static struct profile_segment *grow(uint64_t ncounters, struct page_reserve **re
 	uint64_t at = header->end;
 	if (fd < 0)
 		return NULL;
-	if (write_page(at) != 0 || fits(at + size) != 0
-	    || ftruncate(fd, (off_t)(at + size)) != 0) {
+	if (write_page(at) != 0 || (at + size > file_size && size_file(at + size) != 0)) {
 		static int said;
 		if (!said++)
 			complain("cannot add objects to profile", path);
@@ -844,6 +895,11 @@ static void preload_fork_child(void)
 	fd = -1;
 	stats_reset();
 	int ok = create_file() == 0;
+	uint64_t need = 0;
+	for (size_t i = 0; i < nold; i++)
+		need += old[i].unmapped ? 0 : old[i].size + (old[i].sys ? old[i].sys_size : 0);
+	if (ok && need)
+		size_file(header->end + need);	/* else segment by segment */
 	for (size_t i = 0; ok && i < nold; i++) {
 		if (old[i].unmapped)
 			continue;
@@ -927,6 +983,15 @@ static const struct sampler_hooks hooks = {
 
 /* ---- Start and end. ---- */
 
+/*
+ * quick_exit runs no destructor, and glibc's own call of _exit is not
+ * the interposed one: stop counting and complete the file as _exit does.
+ */
+static void preload_quick_exit(void)
+{
+	sampler_exit_now();
+}
+
 static void preload_init(void)
 {
 	const char *runs = getenv("PROFIL_RUN");
@@ -939,11 +1004,13 @@ static void preload_init(void)
 		lock_leave(cancel);
 		return;
 	}
+	size_for_objects();
 	dl_iterate_phdr(add_object, NULL);
 	file_close();	/* before listing it: that takes a descriptor too */
 	list_file();
 	publish_segments();
 	sampler_set_preload_hooks(&hooks);
+	at_quick_exit(preload_quick_exit);
 	on = 1;
 	if (install_sinks() != 0) {
 		complain("cannot start sampling for", header->command);
@@ -962,7 +1029,9 @@ __attribute__((constructor)) static void preload_ctor(void)
 
 __attribute__((destructor)) static void preload_fini(void)
 {
-	if (!on)
+	/* exit() in a vfork child runs this in its parent's memory: the
+	   session and the file are the parent's, and go on. */
+	if (!on || getpid() != owner)
 		return;
 	sampler_stop();
 	int cancel = lock_enter();
