@@ -12,11 +12,12 @@ set -e
 # deb (debian/control's Build-Depends are among the packages above);
 # man-db: the tests find the installed manual pages with man -M.
 # zstd: a program with a SIGBUS handler of its own, in
-# tests/integration/full_disk.sh.
+# tests/integration/full_disk.sh.  redis-server, redis-tools: the real
+# server profil run -p attaches to (tests/integration/cli_attach_redis.sh).
 PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
 	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
 	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2
-	dpkg-dev debhelper lintian man-db zstd"
+	dpkg-dev debhelper lintian man-db zstd redis-server redis-tools"
 
 missing=""
 for p in $PACKAGES; do

@@ -109,9 +109,15 @@ struct run_options {
 	const char *out, *backend;
 	const char *threads;	/* --threads N, or NULL */
 	unsigned hz;		/* 0: not given */
-	int program;
+	int program;		/* 0 with pids */
+	const char *pids;	/* -p PID[,PID...], or NULL */
+	double duration;	/* --duration SECONDS; 0: until a signal */
 };
 int run_options(int argc, char **argv, struct run_options *o);
+
+/* profil run -p (attach.c): the processes of o->pids sampled from
+   outside into the run directory dir; the exit status. */
+int attach_run(const struct run_options *o, const char *dir);
 
 /* The list of files the last `profil run` in this directory made. */
 #define RUN_LIST ".profil-last"

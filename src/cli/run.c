@@ -211,6 +211,8 @@ static const struct opt run_opts[] = {
 	{ "output", 'o', 'o', "DIR", "the run's directory (profil.data)" },
 	{ "backend", 0, 'b', "auto|perf|timer", "how to sample (auto: the first that works)" },
 	{ "threads", 0, 'T', "N", "threads counted apart per process (1023)" },
+	{ "pid", 'p', 'p', "PID[,PID...]", "profile these running processes instead" },
+	{ "duration", 0, 'd', "SECONDS", "with -p: stop after this long (else at Ctrl-C)" },
 	{ "help", 'h', 'h', NULL, "this list" },
 	{ NULL, 0, 0, NULL, NULL },
 };
@@ -218,7 +220,7 @@ static const struct opt run_opts[] = {
 int run_options(int argc, char **argv, struct run_options *o)
 {
 	/* Options end at PROGRAM: what follows is the program's. */
-	struct opts p = { .cmd = "run", .operands = "[--] PROGRAM [ARG...]",
+	struct opts p = { .cmd = "run", .operands = "[--] PROGRAM [ARG...] | -p PID[,PID...]",
 			  .about = "Run PROGRAM under the profiler: a profile of each process in "
 				   "one directory.", .v = run_opts,
 			  .stop_at_operand = 1 };
@@ -257,6 +259,20 @@ int run_options(int argc, char **argv, struct run_options *o)
 			}
 			o->backend = v;
 			break;
+		case 'p':
+			o->pids = v;
+			break;
+		case 'd': {
+			char *end;
+			errno = 0;
+			o->duration = strtod(v, &end);
+			if (*v < '0' || *v > '9' || errno || *end || !(o->duration > 0)
+			    || o->duration > 1e7) {
+				error_line("--duration '%s': not a number of seconds above 0", v);
+				return 2;
+			}
+			break;
+		}
 		case 'h':
 			opts_help(&p, stdout);
 			return 0;
@@ -264,6 +280,22 @@ int run_options(int argc, char **argv, struct run_options *o)
 			return 2;
 		}
 	}
+	if (o->duration && !o->pids) {
+		error_line("run: --duration is for -p (a program runs to its end)");
+		return 2;
+	}
+	if (o->pids && optind < argc) {
+		error_line("run: -p %s and a program (%s): give one or the other", o->pids,
+			   argv[optind]);
+		return 2;
+	}
+	if (o->pids && o->backend && strcmp(o->backend, "timer") == 0) {
+		error_line("run: --backend timer and -p: a running process is sampled by perf "
+			   "events only");
+		return 2;
+	}
+	if (o->pids)
+		return -1;
 	if (optind >= argc) {
 		error_line("run: no program given (profil run [OPTIONS] PROGRAM [ARG...])");
 		return 2;
@@ -346,22 +378,22 @@ int cmd_run(int argc, char **argv)
 	if (parsed >= 0)
 		return parsed;
 	const char *out = opt.out, *backend = opt.backend, *threads = opt.threads;
-	const char *program = argv[opt.program];
+	const char *program = opt.pids ? NULL : argv[opt.program];
 	unsigned hz = opt.hz;
 	char lib[PATH_MAX];
-	if (find_library(lib, sizeof lib) != 0) {
+	if (!opt.pids && find_library(lib, sizeof lib) != 0) {
 		error_line("cannot find libprofil.so beside the command (set PROFIL_LIBRARY)");
 		return 2;
 	}
 
 	/* Nothing is touched for a program that cannot run or be profiled. */
-	char *path = find_program(program);
+	char *path = opt.pids ? xstrdup("-p") : find_program(program);
 	if (!path) {
 		error_line("%s: command not found", program);
 		return 127;
 	}
-	char interp[256];
-	enum preloadable why = preloadable(path, interp, sizeof interp);
+	char interp[256] = "";
+	enum preloadable why = opt.pids ? PRELOADABLE : preloadable(path, interp, sizeof interp);
 	if (why != PRELOADABLE) {
 		error_line("%s: %s%s%s%s: profil run cannot profile it", program,
 			   interp[0] ? "a script run by " : "", interp, interp[0] ? ": " : "",
@@ -424,6 +456,16 @@ int cmd_run(int argc, char **argv)
 	static struct rotation rot;
 	if (rotate_begin(&rot, dir) != 0)
 		return 2;
+	if (opt.pids) {	/* processes already running: attach.c */
+		int st = attach_run(&opt, dir);
+		if (summary(dir)) {
+			rotate_commit(&rot);
+			run_point(pointer, dir);
+		} else {
+			rotate_undo(&rot);
+		}
+		return st;
+	}
 
 	/* After what is preloaded already (a sanitizer's runtime, if the
 	   user put it there, stays first). */

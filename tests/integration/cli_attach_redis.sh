@@ -1,0 +1,143 @@
+#!/bin/sh
+# cli_attach_redis.sh BUILD - profil run -p on a real server (issue 18):
+# Debian's redis-server on 127.0.0.1, loaded by redis-benchmark (a
+# bounded count, loopback only), attached at the same time by profil
+# and by perf record -p for the same window.  The hot functions' shares
+# agree within sampling error; the server answers throughout and after,
+# and its own statistics show no error.  Prints the figures of the
+# closing note: shares, samples, lost, requests per second with and
+# without profil attached.  Skipped (one line) without redis or perf.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/cli/lib.sh"
+cd "$tmp" || exit 1
+for p in redis-server redis-benchmark redis-cli perf; do
+	command -v $p > /dev/null || { echo "skip: no $p (scripts/setup.sh installs it)"; exit 0; }
+done
+if ! perf record -q -e task-clock -o probe.data true > perf.log 2>&1; then
+	echo "skip: perf record cannot run here: $(tail -n 1 perf.log)"
+	exit 0
+fi
+
+# A free port: redis refuses one in use, and the next is tried.
+rpid=
+for try in 1 2 3 4 5 6 7 8; do
+	port=$(awk -v s="$$$try" 'BEGIN { srand(s); print 20000 + int(rand() * 40000) }')
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--daemonize no --protected-mode yes --logfile "$tmp/redis.log" &
+	rpid=$!
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
+		kill -0 $rpid 2>/dev/null || break
+		sleep 0.1
+	done
+	[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
+	kill $rpid 2>/dev/null
+	wait $rpid 2>/dev/null
+	rpid=
+done
+[ -n "$rpid" ] || { echo "not ok: redis-server would not start: $(tail -n 3 redis.log)"; exit 1; }
+trap 'kill $rpid 2>/dev/null; rm -rf "$tmp"' EXIT
+bench() {	# COUNT: requests per second of GET (redis-benchmark's own figure)
+	redis-benchmark -h 127.0.0.1 -p "$port" -n "$1" -c 20 -t get --csv 2>/dev/null |
+		awk -F, '/GET/ { gsub("\"", "", $2); print $2 }'
+}
+# pinger OUT: a PING every 0.1 s until the file stop exists; one line each.
+pinger() {
+	while [ ! -e stop ]; do
+		redis-cli -p "$port" ping > /dev/null 2>&1 && echo PONG >> "$1" || echo FAIL >> "$1"
+		sleep 0.1
+	done
+}
+
+# The cost: the same count of requests without, then with, profil
+# attached (the same load, one after the other on the same server).
+n=60000
+without=$(bench $n)
+"$profil" run -F 1000 -p $rpid -o cost > cost.out 2> cost.err &
+ppid=$!
+sleep 0.3
+with=$(bench $n)
+kill -INT $ppid
+wait $ppid || no "cost: profil run -p exited $?: $(cat cost.err)"
+echo "requests/s (GET, -c 20, $n requests): without profil $without, with profil attached $with"
+
+# The comparison: load running, perf and profil attached for the same 4 s.
+redis-benchmark -h 127.0.0.1 -p "$port" -n 3000000 -c 20 -t set,get -q > load.out 2>&1 &
+lpid=$!
+rm -f stop
+pinger pings &
+gpid=$!
+sleep 0.5
+perf record -q -e task-clock -F 2000 -g -p $rpid -o perf.data -- sleep 4 > perf.log 2>&1 &
+fpid=$!
+"$profil" run -F 2000 -p $rpid --duration 4 -o att > out 2> err || no "profil run -p exited $?: $(cat err)"
+wait $fpid || no "perf record -p failed: $(cat perf.log)"
+touch stop
+wait $gpid
+kill $lpid 2>/dev/null
+wait $lpid 2>/dev/null
+
+# The server answered throughout and after, without error.
+fails=$(grep -c FAIL pings)
+pongs=$(grep -c PONG pings)
+[ "$fails" -eq 0 ] && [ "$pongs" -gt 10 ] || no "the server missed $fails of $((fails + pongs)) pings while attached"
+[ "$(redis-cli -p "$port" ping)" = PONG ] || no "the server does not answer after"
+redis-cli -p "$port" info stats > stats
+errors=$(awk -F: '/^total_error_replies:/ { print $2 + 0 }' stats)
+rejected=$(awk -F: '/^rejected_connections:/ { print $2 + 0 }' stats)
+[ "${errors:-1}" -eq 0 ] && [ "${rejected:-1}" -eq 0 ] ||
+	no "the server counts errors: total_error_replies $errors, rejected_connections $rejected"
+echo "server: $pongs pings answered while attached, $fails missed; errors $errors, rejected $rejected"
+adds_up att || no "the statistics do not add up"
+
+# Both sides by function, a kernel sample charged to the user pc where
+# the thread entered the kernel (the first user frame of perf's chain).
+# glibc's aliases (__GI___libc_write, __write, write) as one name.
+canon='{ while (sub(/^(_|GI_|libc_)/, "", f)) ; sub(/\.(constprop|isra|part|cold)\..*$/, "", f) }'
+perf script -i perf.data -F ip,sym,dso --no-inline 2> /dev/null | awk '
+	/^[ \t]*$/ { if (inside && !found) none++; inside = 0; found = 0; next }
+	{ inside = 1 }
+	found || /\[kernel\.kallsyms\]\)$/ { next }
+	{ f = $2; sub(/\+0x[0-9a-f]+$/, "", f); '"$canon"' n[f]++; found = 1 }
+	END { for (f in n) print f "," n[f]; if (none) print "[kernel only]," none }' > perf.csv
+"$profil" report --format csv att | awk -F, 'NR > 1 { f = $5; '"$canon"' n[f] += $4 }
+	END { for (f in n) print f "," n[f] }' > profil.csv
+n_perf=$(awk -F, '{ s += $2 } END { print s + 0 }' perf.csv)
+n_profil=$(awk -F, '{ s += $2 } END { print s + 0 }' profil.csv)
+lost_perf=$(perf report -i perf.data --stdio 2>/dev/null | awk -F: '/Total Lost Samples/ { print $2 + 0; exit }')
+lost_profil=$("$profil" report --format json att | tr ',{' '\n\n' | awk -F: '$1 == "\"lost\"" { print $2; exit }')
+echo "samples: perf $n_perf (lost ${lost_perf:-?}), profil $n_profil (lost $lost_profil)"
+[ "$n_perf" -gt 200 ] && [ "$n_profil" -gt 200 ] || no "too few samples to compare: perf $n_perf, profil $n_profil"
+
+# The functions of 3% or more on either side.  A share p of n samples
+# has a deviation of sqrt(p(1-p)/n); the two are taken as independent
+# (they are not: the same thread, the same window; the bound is wide
+# for it): four deviations of the difference, and a point.
+worst=0
+awk -F, -v a="$n_perf" -v b="$n_profil" '
+	NR == FNR { pp[$1] = 100 * $2 / a; next }
+	{ pf[$1] = 100 * $2 / b }
+	END {
+		for (f in pp) all[f] = 1
+		for (f in pf) all[f] = 1
+		for (f in all) {
+			x = pp[f] + 0; y = pf[f] + 0
+			if (x < 3 && y < 3) continue
+			p = (x + y) / 200
+			lim = 1 + 400 * sqrt(p * (1 - p) * (1 / a + 1 / b))
+			d = x - y; if (d < 0) d = -d
+			printf "%s %.2f %.2f %.2f %.2f\n", f, x, y, d, lim
+		}
+	}' perf.csv profil.csv | sort -k2 -nr > compare
+[ -s compare ] || no "no function has 3% of the samples"
+while read -r f x y d lim; do
+	echo "$f: perf $x%, profil $y%, difference $d points (bound $lim)"
+	awk -v d="$d" -v l="$lim" 'BEGIN { exit !(d <= l) }' || no "$f: perf $x%, profil $y%"
+	worst=$(awk -v w="$worst" -v d="$d" 'BEGIN { print (d > w) ? d : w }')
+done < compare
+echo "largest difference: $worst points"
+
+[ $fail -eq 0 ] && echo "cli_attach_redis: all checks passed"
+exit $fail
