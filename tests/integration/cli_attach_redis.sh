@@ -38,7 +38,7 @@ for try in 1 2 3 4 5 6 7 8; do
 	rpid=
 done
 [ -n "$rpid" ] || { echo "not ok: redis-server would not start: $(tail -n 3 redis.log)"; exit 1; }
-trap 'kill $rpid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'kill $rpid 2>/dev/null; wait $rpid 2>/dev/null; rm -rf "$tmp"' EXIT
 bench() {	# COUNT: requests per second of GET (redis-benchmark's own figure)
 	redis-benchmark -h 127.0.0.1 -p "$port" -n "$1" -c 20 -t get --csv 2>/dev/null |
 		awk -F, '/GET/ { gsub("\"", "", $2); print $2 }'
@@ -70,8 +70,12 @@ rm -f stop
 pinger pings &
 gpid=$!
 sleep 0.5
-perf record -q -e task-clock -F 2000 -g -p $rpid -o perf.data -- sleep 4 > perf.log 2>&1 &
+# perf is attached first and stays after: its samples of profil's window
+# (the file's start_ns and update_ns, CLOCK_REALTIME) are the ones compared.
+perf record -q -k CLOCK_REALTIME -e task-clock -c 500000 -g -p $rpid -o perf.data -- sleep 6 \
+	> perf.log 2>&1 &
 fpid=$!
+sleep 0.5
 "$profil" run -F 2000 -p $rpid --duration 4 -o att > out 2> err || no "profil run -p exited $?: $(cat err)"
 wait $fpid || no "perf record -p failed: $(cat perf.log)"
 touch stop
@@ -96,10 +100,13 @@ adds_up att || no "the statistics do not add up"
 # the thread entered the kernel (the first user frame of perf's chain).
 # glibc's aliases (__GI___libc_write, __write, write) as one name.
 canon='{ while (sub(/^(_|GI_|libc_)/, "", f)) ; sub(/\.(constprop|isra|part|cold)\..*$/, "", f) }'
-perf script -i perf.data -F ip,sym,dso --no-inline 2> /dev/null | awk '
-	/^[ \t]*$/ { if (inside && !found) none++; inside = 0; found = 0; next }
-	{ inside = 1 }
-	found || /\[kernel\.kallsyms\]\)$/ { next }
+window=$(od -A n -t u8 -j 64 -N 16 att/*.prof)
+from=$(echo $window | awk '{ printf "%.6f", $1 / 1e9 }')
+to=$(echo $window | awk '{ printf "%.6f", $2 / 1e9 }')
+perf script -i perf.data -F time,ip,sym,dso --no-inline 2> /dev/null | awk -v from="$from" -v to="$to" '
+	/^ *[0-9]+\.[0-9]+: *$/ { t = $1 + 0; inside = t >= from && t <= to; found = 0; next }
+	/^[ \t]*$/ { if (inside && !found) none++; inside = 0; next }
+	!inside || found || /\[kernel\.kallsyms\]\)$/ { next }
 	{ f = $2; sub(/\+0x[0-9a-f]+$/, "", f); '"$canon"' n[f]++; found = 1 }
 	END { for (f in n) print f "," n[f]; if (none) print "[kernel only]," none }' > perf.csv
 "$profil" report --format csv att | awk -F, 'NR > 1 { f = $5; '"$canon"' n[f] += $4 }
