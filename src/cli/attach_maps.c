@@ -187,6 +187,17 @@ void attach_maps_exec(struct attach_proc *p)
 {
 	for (size_t i = 0; i < p->nobjs; i++)
 		p->objs[i]->unmapped = 1;
+	/* Another program now: the file is named after it, and its
+	   records, which follow, name its main executable. */
+	char path[64], exe[PATH_MAX];
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)p->pid);
+	ssize_t n = readlink(path, exe, sizeof exe - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	memcpy(p->exe, exe, (size_t)n + 1);
+	const char *base = strrchr(p->exe, '/');
+	snprintf(p->name, sizeof p->name, "%.255s", base ? base + 1 : p->exe);
 }
 
 /* The thread's own count of (object, counter), for its table entry. */

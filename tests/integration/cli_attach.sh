@@ -132,6 +132,8 @@ wait $spid 2>/dev/null
 # and says so; the program's own exit status is untouched.
 ./spin 60 > /dev/null &
 spid=$!
+# Once the shell's child is spin (before its exec it is the shell).
+while [ "$(readlink /proc/$spid/exe)" != "$tmp/spin" ] && kill -0 $spid 2>/dev/null; do sleep 0.01; done
 "$profil" run -p $spid --duration 60 -o a3 > out 2> err
 st=$?
 wait $spid
