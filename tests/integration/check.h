@@ -277,8 +277,9 @@ static inline int backend_expected(void)
 }
 
 /*
- * CPU seconds used so far by libprofil's own threads, which are not
- * sampled: the perf backend's drain thread, named profil-drain.
+ * CPU seconds used so far by the perf backend's drain thread, named
+ * profil-drain, which is not sampled.  It is gone (SPEC section 2: no
+ * thread of ours), so this is 0 unless it comes back.
  */
 static inline double helper_cpu_seconds(void)
 {
