@@ -1,0 +1,85 @@
+/*
+ * table.h - compact unwind tables of the loaded objects.
+ *
+ * unwind_tables_update() builds them outside signal handlers (it calls
+ * dl_iterate_phdr, which takes the loader lock); unwind_tables_get() and
+ * unwind_table_find() are async-signal-safe and lock-free: a reader sees
+ * one immutable set through one atomic pointer, and no set is freed
+ * before unwind_tables_release() at session end.
+ */
+#ifndef PROFIL_UNWIND_TABLE_H
+#define PROFIL_UNWIND_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum unwind_kind {
+	UNWIND_RULE_NOINFO = 0,	/* no usable CFI here: the walk stops */
+	UNWIND_RULE_RSP,	/* CFA = rsp + cfa_off */
+	UNWIND_RULE_RBP,	/* CFA = rbp + cfa_off */
+	UNWIND_RULE_PLT,	/* .plt: CFA = rsp + cfa_off (+8 past plt_threshold) */
+	UNWIND_RULE_STOP,	/* return address undefined: the outermost frame */
+	UNWIND_RULE_SIGNAL,	/* a signal trampoline ('S' CIE): registers in the ucontext */
+};
+
+/* 8 bytes; the return address is always at CFA-8 (other rules are NOINFO). */
+struct unwind_rule {
+	uint8_t kind;
+	uint8_t plt_threshold;	/* PLT: (pc & 15) >= this means 8 more bytes pushed */
+	int16_t rbp_off;	/* rbp saved at CFA + rbp_off; 0: rbp keeps its value */
+	int32_t cfa_off;
+};
+
+/* One object: rows sorted by pc, each row good until the next one. */
+struct unwind_object {
+	uintptr_t lo, hi;		/* [lo, hi): pcs covered by rows */
+	const uint32_t *row_pc;		/* offsets from lo, ascending */
+	const uint16_t *row_rule;	/* index into rules */
+	const struct unwind_rule *rules;
+	uint32_t nrows, nrules;
+	uintptr_t bias;			/* dlpi_addr, to match an object across rebuilds */
+	size_t bytes;			/* rows + rules, for reports */
+	char name[64];			/* tail of dlpi_name, for reports and tests */
+};
+
+/* An immutable set, sorted by lo. */
+struct unwind_set {
+	uint32_t nobjects;
+	struct unwind_set *older;	/* retired sets, freed at release */
+	void *owned;			/* tables this set built (freed with it) */
+	const struct unwind_object *objects;
+};
+
+/* Build-time counts, for statistics and tests (summed over updates). */
+struct unwind_build_stats {
+	uint64_t objects, fdes, rows, noinfo_rows, bad_fdes, bytes;
+};
+
+/*
+ * Rebuild the set if dl_iterate_phdr's dlpi_adds/dlpi_subs changed since
+ * the last call (always on the first).  Objects already built are reused.
+ * Not async-signal-safe; thread-safe.  Returns 0, or -1 with errno.
+ */
+int unwind_tables_update(void);
+
+/* Build one object's table from its program headers (used by update and by tests). */
+struct unwind_build_stats;
+int unwind_table_build(uintptr_t bias, const void *phdr, unsigned phnum, const char *name,
+		       struct unwind_object *out, struct unwind_build_stats *st);
+void unwind_table_free(struct unwind_object *obj);
+
+/* The current set or NULL.  Async-signal-safe. */
+const struct unwind_set *unwind_tables_get(void);
+
+/* The object covering pc, or NULL.  Async-signal-safe. */
+const struct unwind_object *unwind_set_find(const struct unwind_set *set, uintptr_t pc);
+
+/* The rule for pc in obj (NOINFO if none).  Async-signal-safe. */
+const struct unwind_rule *unwind_object_rule(const struct unwind_object *obj, uintptr_t pc);
+
+void unwind_build_stats_get(struct unwind_build_stats *out);
+
+/* Free every set, current and retired: only when no reader can run. */
+void unwind_tables_release(void);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * unwind.h - walk a thread's stack from (ip, sp, bp) with the tables of
+ * table.h.  Async-signal-safe and lock-free.
+ */
+#ifndef PROFIL_UNWIND_H
+#define PROFIL_UNWIND_H
+
+#include <stdint.h>
+
+enum { UNWIND_MAX_DEPTH = 128 };
+
+enum unwind_stop {
+	UNWIND_COMPLETE = 0,	/* reached a frame whose return address is undefined */
+	UNWIND_NO_OBJECT,	/* a pc in no object with tables (JIT code, garbage) */
+	UNWIND_NO_CFI,		/* an object with no usable rule for the pc */
+	UNWIND_BAD_READ,	/* a read outside the bounds, or one that faulted */
+	UNWIND_DEPTH,		/* more frames than asked for: the innermost are kept */
+	UNWIND_CFA_NOT_INCREASING,
+	UNWIND_STOP_COUNT
+};
+
+struct unwind_regs {
+	uintptr_t ip, sp, bp;
+};
+
+/*
+ * Where the walk reads the stack: [lo, hi) bounds every read.  With copy
+ * NULL the reads go to live memory through satload64 (a fault returns an
+ * error, never reaches the program; fault_install() must have run);
+ * with copy set, memory at lo is copy[0], as in a perf sample's stack
+ * copy, and nothing outside it is read.
+ */
+struct unwind_mem {
+	uintptr_t lo, hi;
+	const unsigned char *copy;
+};
+
+/*
+ * Fill pcs[0..max) with the sampled pc and then each return address
+ * outward; returns how many, and why the walk stopped in *stop (also
+ * counted, see unwind_stop_counts).  max is at most UNWIND_MAX_DEPTH.
+ */
+int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, uintptr_t *pcs,
+		int max, enum unwind_stop *stop);
+
+/* The registers of a signal handler's ucontext; -1 on an unsupported machine. */
+int unwind_regs_from_context(const void *context, struct unwind_regs *regs);
+
+/* How many walks stopped for each reason since the start. */
+void unwind_stop_counts(uint64_t counts[UNWIND_STOP_COUNT]);
+
+#endif
