@@ -108,12 +108,14 @@ $(B)/obj/%.o: %.S
 	$(CC) $(LIBFLAGS) $(CFLAGS) -c -o $@ $<
 
 # -z nodelete: a dlclose must not unmap a signal handler that timers
-# may still call.
+# may still call.  -z now: no lazy binding in what a handler reaches (the
+# loader's resolver saves the vector registers on the stack: 3 KiB more,
+# too much for a PTHREAD_STACK_MIN thread or a small sigaltstack).
 $(SHLIB): $(RUNTIME_OBJ) src/runtime/libprofil.map
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBFLAGS) $(CFLAGS) -shared -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=src/runtime/libprofil.map -Wl,-z,defs -Wl,-z,nodelete \
-		-o $@ $(RUNTIME_OBJ)
+		-Wl,-z,now -o $@ $(RUNTIME_OBJ)
 
 $(B)/lib/libprofil.so: $(SHLIB)
 	ln -sf libprofil.so.$(SOVERSION) $(B)/lib/$(SONAME)

@@ -85,6 +85,18 @@ pthread_create
 clone
 thrd_create
 sprofil
+sigaction
+signal
+bsd_signal
+sysv_signal
+__sysv_signal
+sigprocmask
+pthread_sigmask
+sigwait
+sigwaitinfo
+sigtimedwait
+signalfd
+prctl
 LIST
 sort -o "$tmp/expected" "$tmp/expected"
 diff "$tmp/expected" "$tmp/exports" > "$tmp/diff" || { cat "$tmp/diff"; no "exported symbols"; }

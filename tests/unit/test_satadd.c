@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,7 +60,15 @@ static struct sigaction startup_segv, startup_bus;
 /* ---- installing the handler ---------------------------------------- */
 
 static int installed_here;
-static struct sigaction ours_segv, ours_bus;
+static struct sigaction ours_segv;
+
+/* The kernel's layout of an action. */
+struct kaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	unsigned long mask;
+};
 
 static void faults_recovered(void)
 {
@@ -67,13 +76,16 @@ static void faults_recovered(void)
 		assert_true(satadd_recovers());
 		assert_int_equal(fault_install(), 0);
 		assert_int_equal(fault_install(), 0);	/* idempotent */
+		/* The kernel's action is ours; sigaction, interposed, tells
+		   the program its own (cmocka's, which it sets per test). */
+		struct kaction segv, bus;
+		assert_int_equal(syscall(SYS_rt_sigaction, SIGSEGV, NULL, &segv, 8), 0);
+		assert_int_equal(syscall(SYS_rt_sigaction, SIGBUS, NULL, &bus, 8), 0);
+		assert_true(segv.flags & SA_SIGINFO);
+		assert_true(bus.flags & SA_SIGINFO);
 		assert_int_equal(sigaction(SIGSEGV, NULL, &ours_segv), 0);
-		assert_int_equal(sigaction(SIGBUS, NULL, &ours_bus), 0);
-		assert_true(ours_segv.sa_flags & SA_SIGINFO);
+		assert_false(ours_segv.sa_flags & SA_SIGINFO);
 		installed_here = 1;
-	} else {
-		assert_int_equal(sigaction(SIGSEGV, &ours_segv, NULL), 0);
-		assert_int_equal(sigaction(SIGBUS, &ours_bus, NULL), 0);
 	}
 }
 
@@ -303,6 +315,44 @@ static void own_bus_handler_first(void)
 	_exit(12);
 }
 
+/* A handler the program installs after ours: our faults never reach it,
+   its own do. */
+static void own_handler_after(void)
+{
+	if (fault_install() != 0)
+		_exit(10);
+	signal(SIGSEGV, on_segv_exit42);
+	signal(SIGBUS, on_bus_exit45);
+	void *ro = mmap(NULL, (size_t)page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED || satadd16(ro, 1) != -1)
+		_exit(11);
+	FILE *f = tmpfile();
+	void *p = f ? mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   fileno(f), 0) : MAP_FAILED;
+	if (p == MAP_FAILED || satadd32(p, 1) != -1)
+		_exit(13);
+	store_through_null();
+	_exit(12);
+}
+
+/* kill -SEGV: no faulting instruction; it does what it would have done. */
+static void sent_segv(void)
+{
+	if (fault_install() != 0)
+		_exit(10);
+	kill(getpid(), SIGSEGV);
+	_exit(12);
+}
+
+static void sent_bus_handled(void)
+{
+	if (fault_install() != 0)
+		_exit(10);
+	signal(SIGBUS, on_bus_exit45);
+	kill(getpid(), SIGBUS);
+	_exit(12);
+}
+
 static void test_own_handler_still_called(void **state)
 {
 	(void)state;
@@ -310,6 +360,10 @@ static void test_own_handler_still_called(void **state)
 	expect_exit(in_child(own_handler_first, err, sizeof err), 42, err);
 	expect_exit(in_child(own_siginfo_handler_first, err, sizeof err), 43, err);
 	expect_exit(in_child(own_bus_handler_first, err, sizeof err), 45, err);
+	expect_exit(in_child(own_handler_after, err, sizeof err), 42, err);
+	expect_exit(in_child(sent_bus_handled, err, sizeof err), 45, err);
+	if (!UNDER_ASAN)	/* ASan's handler reports it and exits */
+		expect_death_by(in_child(sent_segv, err, sizeof err), SIGSEGV, err);
 }
 
 /* ---- arithmetic ------------------------------------------------------- */

@@ -38,6 +38,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -51,9 +52,12 @@
 #include "arch/context.h"
 #include "core/sampler.h"
 #include "core/stats.h"
+#include "sinks/sigown.h"
 
 static int timer_signal;	/* 0 while closed */
-static unsigned session;	/* generation of the open session */
+/* Generation of the open session; read by handlers to tell our signals
+   from the program's own instances of the same signal. */
+static _Atomic unsigned session;
 static struct itimerspec period;
 /* Read by the handlers of every thread while set_period may change it:
    an atomic, read relaxed (any recent value is right). */
@@ -94,6 +98,7 @@ struct system_time {
 	_Atomic uint64_t user;
 	_Atomic long cookie;	/* handed to the drain hook, or -1 */
 	_Atomic int charge;	/* a system-time timer that charges */
+	_Atomic uint64_t faults;	/* its page faults at the last signal */
 };
 static struct system_time *systems;
 
@@ -115,7 +120,8 @@ static void *pack_value(unsigned generation, uint32_t tally)
 static void stop_timer(void *timer)
 {
 	static const struct itimerspec zero;
-	syscall(SYS_timer_settime, (int)(intptr_t)timer, 0, &zero, NULL);
+	if (sigown_syscalls_ok())	/* else seccomp's strict mode */
+		syscall(SYS_timer_settime, (int)(intptr_t)timer, 0, &zero, NULL);
 }
 
 /*
@@ -123,11 +129,15 @@ static void stop_timer(void *timer)
  * getrusage per signal.  The first time a thread asks, its system time
  * so far was spent before it was armed, and none is pending.
  */
-static uint32_t system_pending(uint32_t tally)
+static uint32_t system_pending(uint32_t tally, int *faulted)
 {
 	struct rusage ru;
 	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
 		return 0;
+	/* Did the thread take page faults since the last signal? */
+	uint64_t faults = (uint64_t)ru.ru_minflt + (uint64_t)ru.ru_majflt;
+	*faulted = atomic_exchange_explicit(&systems[tally].faults, faults,
+					    memory_order_relaxed) != faults;
 	uint64_t ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000u
 		      + (uint64_t)ru.ru_stime.tv_usec * 1000u;
 	uint64_t now = ns / period_now() + 1;
@@ -174,9 +184,13 @@ static int after_system_call(uintptr_t pc)
  * The time goes to a pc that has just made a system call, so that a
  * thread that alternates between arithmetic and reads does not see the
  * reads' time charged to the arithmetic where the signal happens to find
- * it.  Time that builds up without such a pc (page faults, a timer that
- * keeps finding the thread in user code) goes where the signal lands
- * once it is SYSTEM_CARRY intervals' worth.
+ * it.  Time that builds up without such a pc goes where the signal lands
+ * once it is SYSTEM_CARRY intervals' worth, or at once if the thread took
+ * page faults since the last signal: that is time in the faults, and the
+ * signal lands where the thread runs, in the faulting code most likely.
+ * Waiting for the next system call would give it to that call (a thread
+ * that touches fresh mappings would have its faults' time charged to its
+ * next mmap, or to the futex it then blocks in: issue 21).
  *
  * The kernel's split of CPU time into user and system is sampled at its
  * tick, and on a loaded virtual machine it can put a third more into
@@ -216,9 +230,12 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 	long cookie = atomic_load_explicit(&systems[tally].cookie, memory_order_relaxed);
 	if (drain && cookie >= 0)
 		drain(generation, cookie);
-	if (!pc || !atomic_load_explicit(&systems[tally].charge, memory_order_relaxed))
+	/* In seccomp's strict mode getrusage would kill the thread. */
+	if (!pc || !atomic_load_explicit(&systems[tally].charge, memory_order_relaxed)
+	    || !sigown_syscalls_ok())
 		return;
-	uint32_t pending = system_pending(tally);
+	int faulted = 0;
+	uint32_t pending = system_pending(tally, &faulted);
 	if (pending == 0)
 		return;
 	uint32_t room = system_room(tally);
@@ -226,7 +243,7 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 		system_settle(tally, pending - room);
 		pending = room;
 	}
-	if (pending == 0 || (!after_system_call(pc)
+	if (pending == 0 || (!after_system_call(pc) && !faulted
 			     && pending * period_now() < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
 		return;
 	system_settle(tally, pending);
@@ -236,48 +253,60 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 
 static void on_sample(int sig, siginfo_t *info, void *context)
 {
-	(void)sig;
-	if (info->si_code != SI_TIMER)
-		return;		/* not from one of our timers */
+	uint64_t value = (uintptr_t)info->si_value.sival_ptr;
+	if (info->si_code != SI_TIMER || (unsigned)(value >> 32) != atomic_load(&session)) {
+		/* Not from one of our timers: the program's, as if we were
+		   not here (sigown.h); but a timer's signal the program
+		   would die of is rather one of an earlier session of ours. */
+		struct sigaction prog;
+		sigown_program_get(sig, &prog);
+		if (info->si_code != SI_TIMER || (prog.sa_flags & SA_SIGINFO)
+		    || (prog.sa_handler != SIG_DFL && prog.sa_handler != SIG_IGN))
+			sigown_chain(sig, info, context);
+		return;
+	}
 	int saved_errno = errno;
 	uintptr_t *pc = context_pc(context);
 	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
-	uint64_t value = (uintptr_t)info->si_value.sival_ptr;
 	uint32_t tally = (uint32_t)value;
 	if (tally != NO_TALLY && (tally & SYSTEM_ONLY)) {
 		on_system_time((unsigned)(value >> 32), pc ? *pc : 0, tally & ~SYSTEM_ONLY,
 			       info->si_timerid);
-		sampler_tick();
+		if (sigown_syscalls_ok())	/* it lists /proc/self/task */
+			sampler_tick();
 		errno = saved_errno;
 		return;
 	}
 	/* Of the weight periods sampled, those the kernel's time calls for. */
 	uint32_t system = 0;
-	if (tally < MAX_TALLIES) {
-		uint32_t pending = system_pending(tally);
+	if (tally < MAX_TALLIES && sigown_syscalls_ok()) {
+		int faulted;
+		uint32_t pending = system_pending(tally, &faulted);
 		system = pending < weight ? pending : weight;
 		system_settle(tally, system);
 	}
-	pid_t tid = tally < MAX_TALLIES ? systems[tally].tid : (pid_t)syscall(SYS_gettid);
+	pid_t tid = tally < MAX_TALLIES ? systems[tally].tid
+		    : sigown_syscalls_ok() ? (pid_t)syscall(SYS_gettid) : 0;
 	sampler_take_split((unsigned)(value >> 32), tid, pc ? *pc : 0, weight, system,
 			   tally < MAX_TALLIES ? &tallies[tally] : NULL,
 			   stop_timer, (void *)(intptr_t)info->si_timerid);
-	sampler_tick();
+	if (sigown_syscalls_ok())	/* it lists /proc/self/task */
+		sampler_tick();
 	errno = saved_errno;
 }
 
 static int is_ours(int sig)
 {
 	struct sigaction sa;
-	return sigaction(sig, NULL, &sa) == 0 && (sa.sa_flags & SA_SIGINFO)
-	       && sa.sa_sigaction == on_sample;
+	return sigown_owned(sig) && sigown_real_sigaction(sig, NULL, &sa) == 0
+	       && (sa.sa_flags & SA_SIGINFO) && sa.sa_sigaction == on_sample;
 }
 
 static int is_free(int sig)
 {
 	struct sigaction sa;
-	return sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO)
-	       && sa.sa_handler == SIG_DFL;
+	return !sigown_owned(sig) && sigown_real_sigaction(sig, NULL, &sa) == 0
+	       && !(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL;
 }
 
 /* The highest real-time signal no one has a handler for, away from the
@@ -324,23 +353,22 @@ static int timer_open(unsigned hz, unsigned generation)
 	memset((void *)tallies, 0, next_tally * sizeof *tallies);
 	memset((void *)systems, 0, next_tally * sizeof *systems);
 	next_tally = 0;
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_sigaction = on_sample;
 	/* SA_RESTART: a sample must not make a read() fail with EINTR.
 	   Block every other signal meanwhile but the synchronous ones, so
-	   that no handler of the program runs nested inside ours. */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-	sigfillset(&sa.sa_mask);
-	sigdelset(&sa.sa_mask, SIGSEGV);
-	sigdelset(&sa.sa_mask, SIGBUS);
-	sigdelset(&sa.sa_mask, SIGILL);
-	sigdelset(&sa.sa_mask, SIGFPE);
-	sigdelset(&sa.sa_mask, SIGTRAP);
-	if (sigaction(sig, &sa, NULL) != 0)
+	   that no handler of the program runs nested inside ours; sigown
+	   adds glibc's cancellation signal, which sigfillset leaves out. */
+	sigset_t mask;
+	sigfillset(&mask);
+	sigdelset(&mask, SIGSEGV);
+	sigdelset(&mask, SIGBUS);
+	sigdelset(&mask, SIGILL);
+	sigdelset(&mask, SIGFPE);
+	sigdelset(&mask, SIGTRAP);
+	atomic_store(&session, generation);
+	if (sigown_take(sig, on_sample, SA_RESTART | SA_ONSTACK, &mask) != 0)
 		return -errno;
+	sigown_unblockable(sig, 1);
 	timer_signal = sig;
-	session = generation;
 	set_period(hz);
 	return 0;
 }
@@ -391,7 +419,7 @@ static int create_timer(pid_t tid, uint32_t tally, int *id)
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = timer_signal;
-	sev.sigev_value.sival_ptr = pack_value(session, tally);
+	sev.sigev_value.sival_ptr = pack_value(atomic_load(&session), tally);
 	sev._sigev_un._tid = tid;
 	return syscall(SYS_timer_create, thread_clock(tid), &sev, id) != 0 ? -errno : 0;
 }
@@ -406,8 +434,23 @@ static int start_timer(int id, const struct itimerspec *first)
 	return -err;
 }
 
+/*
+ * The program may have put its own handler on our signal with a raw
+ * system call (Go's runtime takes every signal): ours goes back, the
+ * program's receives what is not ours.  The samples that went to it
+ * meanwhile are owed at disarm, and so counted lost.
+ */
+static void said_replaced(int sig);
+
+static void check_handler(void)
+{
+	if (!sigown_check(timer_signal))
+		said_replaced(timer_signal);
+}
+
 static int timer_arm(struct thread_slot *slot, pid_t tid)
 {
+	check_handler();
 	uint32_t tally = next_tally < MAX_TALLIES ? next_tally++ : NO_TALLY;
 	if (tally < MAX_TALLIES)
 		systems[tally].tid = tid;	/* before any signal carries tally */
@@ -433,6 +476,7 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 int timer_arm_system(struct thread_slot *slot, pid_t tid, int charge, long interval_ns,
 		     long cookie)
 {
+	check_handler();
 	if (next_tally >= MAX_TALLIES)
 		return -ENOSPC;
 	if (interval_ns <= 0 || interval_ns > SYSTEM_INTERVAL_NS)
@@ -518,18 +562,33 @@ static void timer_forget(struct thread_slot *slot)
 	slot->handle = -1;
 }
 
+/* Once per process: samples stopped when the program took our signal,
+   and were counted lost from then to the next thread armed. */
+static void said_replaced(int sig)
+{
+	static atomic_int said;
+	if (atomic_exchange(&said, 1))
+		return;
+	char line[160];
+	int n = snprintf(line, sizeof line, "libprofil: the program replaced the handler of "
+			 "signal %d, which libprofil samples with: samples stopped until it "
+			 "was put back, and were counted lost\n", sig);
+	if (n > 0 && write(STDERR_FILENO, line, (size_t)n) < 0) {
+		/* nowhere to say it */
+	}
+}
+
 static void timer_close(void)
 {
 	if (!timer_signal)
 		return;
-	/* Ignoring a signal discards every pending instance of it; then
-	   the default leaves no trace for an exec'd image to inherit. */
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	sigaction(timer_signal, &sa, NULL);
-	sa.sa_handler = SIG_DFL;
-	sigaction(timer_signal, &sa, NULL);
+	if (!sigown_check(timer_signal))
+		said_replaced(timer_signal);
+	/* Ignoring a signal discards every pending instance of it; then the
+	   program's action (the default, unless it asked for another while
+	   we had the signal) leaves no trace for an exec'd image. */
+	sigown_unblockable(timer_signal, 0);
+	sigown_release(timer_signal, 1);
 	timer_signal = 0;
 }
 

@@ -9,7 +9,8 @@
  */
 #include <errno.h>
 #include <stdint.h>
-#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "../../../include/profil.h"
 #include "../../common/bins.h"
@@ -18,10 +19,43 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static int by_offset_descending(const void *a, const void *b)
+/*
+ * Highest offset first, and stable (the earlier of two regions at one
+ * offset wins, as with glibc's qsort).  Not qsort, which may allocate:
+ * sprofil may be called from a signal handler that interrupted malloc.
+ * A bottom-up merge sort through scratch space mapped for it, as a
+ * program may pass thousands of regions.
+ */
+static int sort_descending(struct region *r, size_t n)
 {
-	const struct region *x = a, *y = b;
-	return x->offset < y->offset ? 1 : x->offset > y->offset ? -1 : 0;
+	if (n < 2)
+		return 0;
+	size_t bytes = n * sizeof *r;
+	struct region *tmp = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tmp == MAP_FAILED)
+		return -1;
+	struct region *from = r, *to = tmp;
+	for (size_t width = 1; width < n; width *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * width) {
+			size_t mid = lo + width < n ? lo + width : n;
+			size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				to[k++] = from[j].offset > from[i].offset ? from[j++] : from[i++];
+			while (i < mid)
+				to[k++] = from[i++];
+			while (j < hi)
+				to[k++] = from[j++];
+		}
+		struct region *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != r)
+		memcpy(r, from, bytes);
+	munmap(tmp, bytes);
+	return 0;
 }
 
 /* Check the arguments and build the sink set; NULL with errno if bad. */
@@ -58,17 +92,21 @@ static struct sink_set *regions_of(const struct prof *profp, int profcnt,
 		if ((uintptr_t)r->base % width != 0)
 			goto invalid;
 		if (!memory_writable(r->base, r->ncounters * width)) {
-			free(set);
+			sinks_free(set);
 			errno = EFAULT;
 			return NULL;
 		}
 		n++;
 	}
 	set->nregions = n;
-	qsort(set->regions, n, sizeof set->regions[0], by_offset_descending);
+	if (sort_descending(set->regions, n) != 0) {
+		sinks_free(set);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return set;
 invalid:
-	free(set);
+	sinks_free(set);
 	errno = EINVAL;
 	return NULL;
 }

@@ -46,8 +46,10 @@
 #include "backend/backend.h"
 #include "core/env.h"
 #include "sinks/fault.h"
+#include "sinks/sigown.h"
 #include "core/fds.h"
 #include "core/sampler.h"
+#include "core/seccomp.h"
 #include "core/stats.h"
 #include "sinks/thread_table.h"
 
@@ -144,7 +146,9 @@ enum take_result sampler_take_split(unsigned gen, pid_t tid, uintptr_t pc, uint3
 		stats_add(&stats.system, system);
 		sinks_count_system(pc, system, &who);
 	}
-	HOOK(sampled);
+	/* Not in seccomp's strict mode, where even the clock's rdtsc faults. */
+	if (sigown_syscalls_ok())
+		HOOK(sampled);
 	if (r == SINK_FAULT) {
 		atomic_store(&faulted, 1);
 		result = TAKE_OFF;
@@ -428,7 +432,9 @@ static int open_backend(void)
 		const struct backend *b = backends[i];
 		if (wanted != PROFIL_BACKEND_AUTO && wanted != b->id)
 			continue;
-		last = b->open(hz, atomic_load(&generation));
+		/* A filter may kill on perf_event_open: tried in a child. */
+		int refused = b == &backend_perf && seccomp_filtered() ? seccomp_perf_refused() : 0;
+		last = refused ? -refused : b->open(hz, atomic_load(&generation));
 		if (last == 0) {
 			backend = b;
 			used = b->id;
@@ -738,7 +744,7 @@ void sampler_exit_now(void)
 		b->flush_now();
 	atomic_store(&active, 0);
 	atomic_fetch_add(&generation, 1);
-	sinks_quiesce();	/* every sample under way is in the counters */
+	sinks_quiesce_exit();	/* every sample under way is in the counters */
 	HOOK(exiting);
 }
 

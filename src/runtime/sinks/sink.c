@@ -12,11 +12,22 @@
  * only then reads the set.  The writer publishes the new set, moves the
  * epoch, and waits for the old epoch's counter to drain; handlers are
  * short and never block, so the wait is a few microseconds.
+ *
+ * Each thread also counts its own places on the read side (thread-local):
+ * a wait started in a frame that interrupted one of them (a program's
+ * handler calling _exit, or profil(), on top of a sample being counted)
+ * does not wait for those, which cannot leave before it returns.  The
+ * exit path's wait is bounded as well: a handler of another thread may
+ * have been interrupted by one that never returns.
+ *
+ * Sets are mapped, not allocated: profil() may be called from a signal
+ * handler that interrupted malloc.
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
-#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
 
 #include "../../common/bins.h"
 #include "sinks/reserve.h"
@@ -29,27 +40,70 @@ static _Atomic(struct sink_set *) current;
 static atomic_uint epoch;
 static atomic_uint readers[2];
 static _Atomic uint64_t faults;	/* samples lost in lose_faults sets */
+/* This thread's places on the read side, by parity; changed only by the
+   thread itself, and each nested frame undoes its own change. */
+static __thread unsigned mine[2] __attribute__((tls_model("initial-exec")));
 
 struct sink_set *sinks_new(unsigned n)
 {
-	struct sink_set *set = calloc(1, sizeof *set + n * sizeof set->regions[0]);
-	if (set)
-		set->nregions = n;
+	size_t bytes = sizeof(struct sink_set) + n * sizeof(struct region);
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	struct sink_set *set = p;
+	set->nregions = n;
+	set->bytes = bytes;
 	return set;
+}
+
+void sinks_free(struct sink_set *set)
+{
+	if (set)
+		munmap(set, set->bytes);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Wait for the readers of the epoch before this call, but for this
+   thread's own; with a limit (ns, 0 for none). */
+static void quiesce(uint64_t limit)
+{
+	unsigned e = atomic_fetch_add(&epoch, 1) & 1;
+	uint64_t start = 0;
+	for (unsigned spins = 0; atomic_load(&readers[e]) > mine[e]; spins++) {
+		if (limit && spins % 64 == 0) {
+			uint64_t t = now_ns();
+			if (!start)
+				start = t;
+			else if (t - start > limit)
+				return;
+		}
+		sched_yield();
+	}
 }
 
 void sinks_quiesce(void)
 {
-	unsigned e = atomic_fetch_add(&epoch, 1);
-	while (atomic_load(&readers[e & 1]) != 0)
-		sched_yield();
+	quiesce(0);
+}
+
+void sinks_quiesce_exit(void)
+{
+	quiesce(100000000);	/* 100 ms */
 }
 
 void sinks_replace(struct sink_set *set)
 {
 	struct sink_set *old = atomic_exchange(&current, set);
 	sinks_quiesce();
-	free(old);
+	sinks_free(old);
 }
 
 int sinks_installed(void)
@@ -73,6 +127,7 @@ void sinks_after_fork(void)
 	atomic_store(&faults, 0);
 	atomic_store(&readers[0], 0);
 	atomic_store(&readers[1], 0);
+	mine[0] = mine[1] = 0;
 }
 
 /* Add weight to counter index of r, and file the outcome; with a
@@ -154,16 +209,24 @@ unsigned sinks_enter(void)
 {
 	for (;;) {
 		unsigned e = atomic_load(&epoch);
+		/* Our own count first: a frame that interrupts us between the
+		   two must not wait for this one. */
+		mine[e & 1]++;
+		atomic_signal_fence(memory_order_seq_cst);
 		atomic_fetch_add(&readers[e & 1], 1);
 		if (atomic_load(&epoch) == e)
 			return e;
 		atomic_fetch_sub(&readers[e & 1], 1);
+		atomic_signal_fence(memory_order_seq_cst);
+		mine[e & 1]--;
 	}
 }
 
 void sinks_leave(unsigned token)
 {
 	atomic_fetch_sub(&readers[token & 1], 1);
+	atomic_signal_fence(memory_order_seq_cst);
+	mine[token & 1]--;
 }
 
 enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *who)

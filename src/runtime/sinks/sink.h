@@ -47,6 +47,7 @@ struct thread_ref;
 
 struct sink_set {
 	unsigned nregions;
+	size_t bytes;		/* mapped for it (sinks_new) */
 	enum sink_owner owner;
 	int lose_faults;	/* a fault loses the sample, no more: counters
 				   in a file whose pages a full file system
@@ -57,8 +58,12 @@ struct sink_set {
 	struct region regions[];	/* histograms highest offset first */
 };
 
-/* A new set with room for n regions, or NULL (errno ENOMEM). */
+/* A new set with room for n regions, zeroed, or NULL (errno ENOMEM).
+   No malloc: async-signal-safe (profil() may be called from a handler). */
 struct sink_set *sinks_new(unsigned n);
+
+/* Release a set that was never installed (or NULL). */
+void sinks_free(struct sink_set *set);
 
 /*
  * Install set (NULL for none), wait until no handler uses the previous
@@ -80,8 +85,15 @@ int sinks_owner(void);
 unsigned sinks_enter(void);
 void sinks_leave(unsigned token);
 
-/* Wait until every handler that entered before this call has left. */
+/* Wait until every handler that entered before this call has left, but
+   for those of the calling thread (a frame it interrupted cannot leave
+   before it returns). */
 void sinks_quiesce(void);
+
+/* The same on an exit path: waits at most 100 ms, since a handler of
+   another thread may have been interrupted by one that never returns.
+   Async-signal-safe and lock-free. */
+void sinks_quiesce_exit(void);
 
 enum sink_result { SINK_OK, SINK_FAULT, SINK_NONE };
 

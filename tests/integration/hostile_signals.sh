@@ -1,0 +1,91 @@
+#!/bin/sh
+# hostile_signals.sh BUILD - what programs do to signals, stacks, faults
+# and sandboxes (issue 24, runtime-audit F4b, F5, F6, F8, F9, F10, F11,
+# F12; issue 23's runtimes that own every signal): each mode of
+# tests/cli/sigprog.c runs unprofiled, linked (profil() on from the
+# start) and under profil run, with each backend, under a kill timeout;
+# each must print what the unprofiled run prints and end with its status.
+# Then the full disk of issue 21: profil run of a program whose SIGBUS
+# handler calls _exit, on a 64 KiB tmpfs (its counters' pages fault),
+# must finish as it does unprofiled, not die of SIGBUS or spin.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/cli/lib.sh"
+cd "$tmp" || exit 1
+lib="$B/lib"
+cc -O2 -g -pthread -o plain "$root/tests/cli/sigprog.c" || exit 1
+cc -O2 -g -pthread -DWITH_LIBPROFIL -I"$root/include" $san_cflags -o linked \
+	"$root/tests/cli/sigprog.c" -L"$lib" -Wl,-rpath,"$lib" -lprofil || exit 1
+san_env=
+[ -n "$asan_pre" ] && san_env="LD_PRELOAD=$asan_pre ASAN_OPTIONS=detect_leaks=0"
+backends=${PROFIL_BACKENDS:-perf timer}
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+[ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ] || backends=$(echo "$backends" | sed 's/perf//')
+limit=${SIGPROG_LIMIT:-60}	# seconds: each run takes well under one
+
+# same WHAT MODE: the last run (got.out, $st) against the unprofiled one.
+same() {
+	if [ "$st" -eq 137 ]; then
+		no "$2, $1: killed after ${limit}s (hung)"
+	elif [ "$st" -ne "$want" ] || ! cmp -s want.out got.out; then
+		no "$2, $1: status $st, output '$(cat got.out)'; unprofiled: status $want, '$(cat want.out)'; stderr: $(head -c 600 got.err)"
+	fi
+}
+
+for mode in fault_exit fault_longjmp own_fault kill_segv kill_bus kill_handled \
+	    async_cancel tinystack altstack reset_all catchall sigwait_all raw_replace \
+	    seccomp_kill seccomp_trap seccomp_eperm seccomp_strict sig_profil; do
+	timeout -s KILL $limit ./plain $mode > want.out 2> want.err
+	want=$?
+	for be in $backends; do
+		if [ $mode = seccomp_strict ] && [ $be = perf ]; then
+			# Strict mode's only way out is SYS_exit of the thread:
+			# the perf backend's drain thread keeps the process.
+			echo "not run: seccomp_strict under perf (its drain thread outlives the program)"
+			continue
+		fi
+		env $san_env PROFIL_BACKEND=$be timeout -s KILL $limit ./linked $mode > got.out 2> got.err
+		st=$?
+		same "linked, $be" $mode
+		timeout -s KILL $limit $prun_cmd --backend $be -o run.prof ./plain $mode > got.out 2> got.err
+		st=$?
+		same "profil run, $be" $mode
+		rm -f run.prof
+	done
+	echo "$mode: status $want, $(tr '\n' ' ' < want.out)"
+done
+
+# Under a filter that refuses perf_event_open, auto samples with timers
+# and says why perf was not used.
+$prun_cmd -o run.prof ./plain seccomp_eperm > got.out 2> got.err
+grep -q "^profil: perf events refused (EPERM, as from a seccomp filter)" got.err ||
+	no "seccomp_eperm under profil run: perf's refusal not said: $(cat got.err)"
+rm -f run.prof
+
+# The full disk, in a mount namespace of our own.
+timeout -s KILL $limit ./plain bus_exit > want.out 2> want.err
+want=$?
+cat > disk.sh <<'DISK'
+mkdir full && mount -t tmpfs -o size=64k full full || { echo cannot; exit 0; }
+cd full
+for be in $backends; do
+	timeout -s KILL $limit $prun_cmd --backend $be ../plain bus_exit > ../got.$be.out 2> ../got.$be.err
+	echo $? > ../st.$be
+done
+DISK
+if [ "$(id -u)" -eq 0 ]; then ns="unshare -m"; else ns="unshare -rm"; fi
+r=$(backends=$backends limit=$limit prun_cmd=$prun_cmd $ns sh disk.sh 2>&1)
+if [ "$r" = cannot ] || [ ! -f "st.$(echo $backends | cut -d' ' -f1)" ]; then
+	no "cannot mount a tmpfs in a mount namespace ($ns): the full disk is not tested: $r"
+else
+	for be in $backends; do
+		st=$(cat st.$be)
+		cp got.$be.out got.out
+		cp got.$be.err got.err
+		same "profil run on a full disk, $be" bus_exit
+		echo "bus_exit on a full disk, $be: status $st, $(tr '\n' ' ' < got.out)$(head -n 2 got.err | tr '\n' ' ')"
+	done
+fi
+[ $fail -eq 0 ] && echo "hostile_signals: all checks passed"
+exit $fail
