@@ -17,6 +17,9 @@ lib="$B/lib"
 cc -O2 -g -pthread -o plain "$root/tests/cli/sigprog.c" || exit 1
 cc -O2 -g -pthread -DWITH_LIBPROFIL -I"$root/include" $san_cflags -o linked \
 	"$root/tests/cli/sigprog.c" -L"$lib" -Wl,-rpath,"$lib" -lprofil || exit 1
+# No lazy binding in what a handler reaches (F9): the loader's resolver
+# needs 3 KiB more stack than a small sigaltstack or thread has to spare.
+readelf -d "$lib/libprofil.so" | grep -q "BIND_NOW" || no "libprofil.so is not linked with -z now"
 san_env=
 [ -n "$asan_pre" ] && san_env="LD_PRELOAD=$asan_pre ASAN_OPTIONS=detect_leaks=0"
 backends=${PROFIL_BACKENDS:-perf timer}
