@@ -24,12 +24,19 @@
  * offset wins, as with glibc's qsort).  Not qsort, which may allocate:
  * sprofil may be called from a signal handler that interrupted malloc.
  * A bottom-up merge sort through scratch space mapped for it, as a
- * program may pass thousands of regions.
+ * program may pass thousands of regions; an insertion sort for a few.
  */
 static int sort_descending(struct region *r, size_t n)
 {
-	if (n < 2)
+	if (n <= 32) {	/* the usual few: an insertion sort, in place */
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0 && r[j].offset > r[j - 1].offset; j--) {
+				struct region t = r[j];
+				r[j] = r[j - 1];
+				r[j - 1] = t;
+			}
 		return 0;
+	}
 	size_t bytes = n * sizeof *r;
 	struct region *tmp = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -47,7 +47,7 @@ struct thread_ref;
 
 struct sink_set {
 	unsigned nregions;
-	size_t bytes;		/* mapped for it (sinks_new) */
+	size_t bytes;		/* mapped for it, whole pages (sinks_new) */
 	enum sink_owner owner;
 	int lose_faults;	/* a fault loses the sample, no more: counters
 				   in a file whose pages a full file system
