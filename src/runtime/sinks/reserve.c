@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "sinks/sigown.h"
 #include "sinks/reserve.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -27,6 +28,8 @@ static atomic_int unsupported;
 
 static int ask(uintptr_t page)
 {
+	if (!sigown_syscalls_ok())	/* seccomp's strict mode: madvise kills */
+		return RESERVE_UNKNOWN;
 	for (int tries = 0; tries < 3; tries++) {
 		long r = syscall(SYS_madvise, (void *)page, PAGE, MADV_POPULATE_WRITE);
 		if (r == 0)
