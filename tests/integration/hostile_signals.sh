@@ -42,12 +42,6 @@ for mode in fault_exit fault_longjmp own_fault kill_segv kill_bus kill_handled \
 	timeout -s KILL $limit ./plain $mode > want.out 2> want.err
 	want=$?
 	for be in $backends; do
-		if [ $mode = seccomp_strict ] && [ $be = perf ]; then
-			# Strict mode's only way out is SYS_exit of the thread:
-			# the perf backend's drain thread keeps the process.
-			echo "not run: seccomp_strict under perf (its drain thread outlives the program)"
-			continue
-		fi
 		env $san_env PROFIL_BACKEND=$be timeout -s KILL $limit ./linked $mode > got.out 2> got.err
 		st=$?
 		same "linked, $be" $mode

@@ -222,7 +222,9 @@ static uint32_t system_room(uint32_t tally)
 
 static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, int timer)
 {
-	if (tally >= MAX_TALLIES)
+	/* In seccomp's strict mode a system call kills the thread: the
+	   drain's gettid, getrusage below.  Its ring waits for a flush. */
+	if (tally >= MAX_TALLIES || !sigown_syscalls_ok())
 		return;
 	/* The thread's samples held by its backend first: the user periods
 	   they add bound the system time charged below. */
@@ -230,9 +232,7 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 	long cookie = atomic_load_explicit(&systems[tally].cookie, memory_order_relaxed);
 	if (drain && cookie >= 0)
 		drain(generation, cookie);
-	/* In seccomp's strict mode getrusage would kill the thread. */
-	if (!pc || !atomic_load_explicit(&systems[tally].charge, memory_order_relaxed)
-	    || !sigown_syscalls_ok())
+	if (!pc || !atomic_load_explicit(&systems[tally].charge, memory_order_relaxed))
 		return;
 	int faulted = 0;
 	uint32_t pending = system_pending(tally, &faulted);
