@@ -22,6 +22,33 @@ MANDIR   ?= $(PREFIX)/share/man
 PKGDIR   ?= $(LIBDIR)/pkgconfig
 DESTDIR  ?=
 
+# ARCH: the processor libprofil is built for (uname -m's name).  Another
+# than this machine's is a cross build with Debian's toolchain
+# (ARCH-linux-gnu-gcc) in build/ARCH: the library, and its tests, which
+# make check ARCH=aarch64 runs under qemu-user with the profil command
+# built for this machine (it reads every processor's files).
+# Only the command line sets it: kernel builds leave ARCH=arm64 and the
+# like in environments.
+HOST_ARCH := $(shell uname -m)
+ARCH     := $(if $(filter command line,$(origin ARCH)),$(ARCH),$(HOST_ARCH))
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS    := $(ARCH)-linux-gnu-
+ifeq ($(origin CC),default)
+CC       := $(CROSS)gcc
+endif
+AR       := $(CROSS)ar
+B        ?= build/$(ARCH)
+# Debian's libcmocka-dev:ARCH (multiarch, from scripts/setup.sh) for the
+# library; its header is this machine's own, alone in a directory.
+CMOCKA    = -I$(B)/cross-include -L/usr/lib/$(ARCH)-linux-gnu -lcmocka
+# The command is this machine's: it reads every processor's files, and
+# the libraries it needs are not installed for ARCH.
+CLI_BUILT :=
+else
+CMOCKA    = $$(pkg-config --cflags --libs cmocka)
+CLI_BUILT  = $(PROFIL)
+endif
+
 CC       ?= cc
 CFLAGS   ?= -O2 -g
 B        ?= build
@@ -60,7 +87,7 @@ RUNTIME_SRC := $(wildcard src/runtime/*/*.c) src/common/bins.c src/common/preloa
 	src/format/gmon.c
 # The writers of the runtime's own formats (their readers are the command's).
 RUNTIME_SRC += src/format/loadmap.c src/format/pcsfile.c src/format/monout.c
-RUNTIME_ASM := $(wildcard src/runtime/arch/*_$(shell uname -m).S)
+RUNTIME_ASM := $(wildcard src/runtime/arch/*_$(ARCH).S)
 RUNTIME_OBJ := $(patsubst %.c,$(B)/obj/%.o,$(RUNTIME_SRC)) \
                $(patsubst %.S,$(B)/obj/%.o,$(RUNTIME_ASM))
 
@@ -93,9 +120,9 @@ PROFIL   := $(B)/bin/profil
 CLI_DEFS := -DPROFIL_VERSION='"$(VERSION)"' \
             -DPROFIL_LIBSUBDIR='"$(patsubst $(PREFIX)/%,%,$(LIBDIR))"'
 
-.PHONY: all lib check test-run test-tsan deps install uninstall deb example bench bench-html clean fuzz fuzz-targets
+.PHONY: all lib check test-run test-tsan test-emulated host-profil deps install uninstall deb example bench bench-html clean fuzz fuzz-targets
 
-all: lib $(PROFIL) $(EXAMPLE)
+all: lib $(CLI_BUILT) $(EXAMPLE)
 
 lib: $(SHLIB) $(STLIB) $(B)/lib/libprofil.so
 
@@ -124,7 +151,7 @@ $(B)/lib/libprofil.so: $(SHLIB)
 $(STLIB): $(RUNTIME_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@
-	ar rcs $@ $(RUNTIME_OBJ)
+	$(AR) rcs $@ $(RUNTIME_OBJ)
 
 $(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h src/runtime/*/*.h) $(B)/gen/pprof.pb-c.h VERSION
 	@mkdir -p $(dir $@)
@@ -169,7 +196,7 @@ deps:
 $(B)/tests/unit/%: tests/unit/%.c $(STLIB) $(B)/obj/src/format/gmon_read.o
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(B)/obj/src/format/gmon_read.o $(STLIB) \
-		$$(pkg-config --cflags --libs cmocka) -lm
+		$(CMOCKA) -lm
 
 # Integration tests compile in the bin arithmetic and the readers of the
 # runtime's own file formats, to read back what they wrote.
@@ -249,11 +276,45 @@ test-tsan: lib $(patsubst %,$(B)/tests/unit/%,$(TSAN_UNIT)) \
 	@PROFIL_BACKENDS="$(BACKENDS)" PROFIL_SCRIPTS=none \
 		PROFIL_TEST_PRELOAD=$(abspath $(B))/lib/libprofil.so sh tests/run.sh $(B)
 
+ifdef CROSS
+check: deps test-emulated
+else
 check: deps
 	$(MAKE) test-run
 	$(MAKE) test-run B=build/san SAN=1 CFLAGS="-O1 -g" BACKENDS=auto
 	$(MAKE) test-tsan B=build/tsan SAN=thread CFLAGS="-O1 -g"
-	@sh tests/summary.sh build build/san build/tsan
+	$(foreach a,$(EMULATED),$(MAKE) test-emulated ARCH=$(a) &&) true
+	@sh tests/summary.sh build build/san build/tsan $(EMULATED:%=build/%)
+endif
+
+# Another processor's build, tested under qemu-user (make check
+# ARCH=aarch64, and make check on x86-64 after its own passes): the unit
+# tests, the integration programs but those below, and the scripts
+# written for the emulated pass, with the timer backend and the profil
+# command built for this machine (HOST_B).  tests/run.sh says what is
+# not run there and why.
+EMULATED   := $(filter-out $(HOST_ARCH),aarch64)
+HOST_B     ?= build
+EMU_SCRIPTS := emulated_run.sh gmon_calls.sh
+
+# The x86-64 command under the cross build's name, so that the scripts
+# find it where they look ($B/bin/profil).
+host-profil:
+	$(MAKE) ARCH=$(HOST_ARCH) B=$(HOST_B) $(HOST_B)/bin/profil
+	@mkdir -p $(B)/bin
+	ln -sf $(abspath $(HOST_B))/bin/profil $(B)/bin/profil
+
+ifdef CROSS
+$(B)/cross-include/cmocka.h:
+	@mkdir -p $(dir $@)
+	ln -sf /usr/include/cmocka.h $@
+
+$(UNIT_BIN): | $(B)/cross-include/cmocka.h
+endif
+
+test-emulated: lib $(UNIT_BIN) $(INTEG_BIN) host-profil
+	@PROFIL_TEST_EMULATOR="sh $(abspath tests/emulate.sh)" PROFIL_TEST_ARCH=$(ARCH) \
+		PROFIL_BACKENDS=timer PROFIL_SCRIPTS="$(EMU_SCRIPTS)" sh tests/run.sh $(B)
 
 # Example ------------------------------------------------------------
 
@@ -284,11 +345,11 @@ bench-html: $(PROFIL)
 # rules set PC_RPATH= (its multiarch directory is searched already).
 PC_RPATH ?= -Wl,-rpath,$${libdir}
 
-install: lib $(PROFIL)
+install: lib $(CLI_BUILT)
 	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR) $(DESTDIR)$(PKGDIR) \
 		$(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 \
 		$(DESTDIR)$(BINDIR)
-	install -m 755 $(PROFIL) $(DESTDIR)$(BINDIR)/profil
+	$(if $(CLI_BUILT),install -m 755 $(PROFIL) $(DESTDIR)$(BINDIR)/profil,@echo "install: the profil command is not cross-built: this machine's reads $(ARCH)'s files")
 	install -m 644 include/profil.h $(DESTDIR)$(INCDIR)/profil.h
 	install -m 755 $(SHLIB) $(DESTDIR)$(LIBDIR)/
 	ln -sf libprofil.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)

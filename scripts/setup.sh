@@ -14,14 +14,27 @@ set -e
 # zstd: a program with a SIGBUS handler of its own, in
 # tests/integration/full_disk.sh.  redis-server, redis-tools: the real
 # server profil run -p attaches to (tests/integration/cli_attach_redis.sh).
+# The arm64 pass (make ARCH=aarch64, make test-emulated) on another
+# machine: the cross compiler and binutils (aarch64-linux-gnu-gprof),
+# qemu-user to run the programs, and from Debian's arm64 archive
+# (multiarch) cmocka for the unit tests, which brings the arm64 libc that
+# qemu-user runs them with.
 PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
 	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
 	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2
 	dpkg-dev debhelper lintian man-db zstd redis-server redis-tools"
+if [ "$(uname -m)" = x86_64 ]; then
+	PACKAGES="$PACKAGES gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+	binutils-aarch64-linux-gnu qemu-user libcmocka-dev:arm64"
+fi
 
+# A package installed for two architectures (libcmocka-dev) is known
+# to dpkg by its qualified name only.
+native=$(dpkg --print-architecture)
 missing=""
 for p in $PACKAGES; do
-	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+	dpkg -s "$p" >/dev/null 2>&1 || dpkg -s "$p:$native" >/dev/null 2>&1 \
+		|| missing="$missing $p"
 done
 # Node.js and npm, from Debian unless some other install provides them.
 command -v node >/dev/null 2>&1 || missing="$missing nodejs"
@@ -60,6 +73,10 @@ else
 fi
 echo "setup: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
+case "$missing" in
+*:arm64*) dpkg --print-foreign-architectures | grep -qx arm64 \
+		|| $as_root dpkg --add-architecture arm64 ;;
+esac
 $as_root apt-get update -qq
 # shellcheck disable=SC2086
 $as_root apt-get install -y -qq --no-install-recommends $missing >/dev/null

@@ -230,6 +230,32 @@ static const struct sized *only_holder(struct symbols *s, uint64_t addr)
 	return found;
 }
 
+/*
+ * Arm's mapping symbols ($x where instructions start, $d where data
+ * does, $x.N ...) are no functions: on arm64 they are the only symbols
+ * of the .plt, where -pg programs spend time calling _mcount.  Such an
+ * address is named after its section, "[plt]", as gprof's _init would
+ * mislead; anywhere else it is unknown.
+ */
+static int mapping_symbol(const char *name)
+{
+	return name[0] == '$' && name[1] && strchr("xdat", name[1])
+	       && (name[2] == '\0' || name[2] == '.');
+}
+
+static const char *mapping_name(struct symbols *s, uint64_t addr)
+{
+	Dwarf_Addr a = addr, bias;
+	Elf_Scn *scn = dwfl_module_address_section(s->mod, &a, &bias);
+	Elf *elf = dwfl_module_getelf(s->mod, &bias);
+	size_t strndx;
+	GElf_Shdr shdr;
+	if (!scn || !elf || elf_getshdrstrndx(elf, &strndx) != 0 || !gelf_getshdr(scn, &shdr))
+		return NULL;
+	const char *name = elf_strptr(elf, strndx, shdr.sh_name);
+	return name && strcmp(name, ".plt") == 0 ? "[plt]" : NULL;
+}
+
 int symbols_function(struct symbols *s, uint64_t addr, struct function *f)
 {
 	if (s->last_name && addr >= s->last_start && addr - s->last_start < s->last_size) {
@@ -250,6 +276,11 @@ int symbols_function(struct symbols *s, uint64_t addr, struct function *f)
 		const char *name = dwfl_module_addrinfo(s->mod, addr, &off, &sym, NULL, NULL, NULL);
 		if (!name)
 			return 0;
+		if (mapping_symbol(name)) {
+			name = mapping_name(s, addr);
+			if (!name)
+				return 0;
+		}
 		f->name = pretty(s, name);
 		f->start = addr - off;
 		f->size = sym.st_size ? sym.st_size : off + 1;

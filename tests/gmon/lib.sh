@@ -10,6 +10,14 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
 CC=${CC:-cc}
+GPROF=gprof
+# The emulated pass (make test-emulated): programs of PROFIL_TEST_ARCH,
+# built by its cross compiler, run by $emu, read by its gprof.
+emu=${PROFIL_TEST_EMULATOR:-}
+if [ -n "$emu" ]; then
+	CC=$PROFIL_TEST_ARCH-linux-gnu-gcc
+	GPROF=$PROFIL_TEST_ARCH-linux-gnu-gprof
+fi
 cflags="-pg -O2 -pthread -I$root/include"
 san=
 # A library built with the sanitizers needs their runtime in the program.
@@ -39,19 +47,19 @@ build() {
 
 # calls PROGRAM FILE FUNCTION - the calls gprof's flat profile gives FUNCTION
 calls() {
-	gprof -b -p "$1" "$2" | awk -v f="$3" '
+	$GPROF -b -p "$1" "$2" | awk -v f="$3" '
 		$NF == f { n = NF >= 7 ? $4 : 0 } END { print n + 0 }'
 }
 
 # seconds PROGRAM FILE FUNCTION - its self seconds
 seconds() {
-	gprof -b -p "$1" "$2" | awk -v f="$3" '
+	$GPROF -b -p "$1" "$2" | awk -v f="$3" '
 		$NF == f { s = $3 } END { print s + 0 }'
 }
 
 # total PROGRAM FILE - the seconds gprof accounts for in all
 total() {
-	gprof -b -p "$1" "$2" | awk '$1 ~ /^[0-9.]+$/ { t = $2 } END { print t + 0 }'
+	$GPROF -b -p "$1" "$2" | awk '$1 ~ /^[0-9.]+$/ { t = $2 } END { print t + 0 }'
 }
 
 # field NAME - a "name=value" from the program's figures in $tmp/err

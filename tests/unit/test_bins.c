@@ -417,7 +417,7 @@ static void test_count_for_range(void **state)
 		if (high == low)
 			continue;
 		uint32_t scale = random_scale();
-		uint64_t n = bins_count_for_range(low, high, scale), i;
+		uint64_t n = bins_count_for_range(low, high, scale), i = 0;
 		assert_true(n >= 1);
 		assert_true(bins_index(high - 1, low, scale, n, &i));
 		assert_int_equal(i, n - 1);

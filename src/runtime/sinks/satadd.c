@@ -1,12 +1,12 @@
 /*
- * satadd.c - the fault table of satadd_x86_64.S, and a plain C version
- * for machines without one (it counts just as well but cannot survive a
+ * satadd.c - the fault table of satadd_x86_64.S and satadd_aarch64.S,
+ * and a plain C version for machines without one (it counts just as well but cannot survive a
  * buffer unmapped under it).
  * Async-signal-safe and lock-free.
  */
 #include "sinks/satadd.h"
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 
 extern const char satadd_fault_begin[], satadd_fault_end[];
 extern const char satadd_fault_fixup[];
