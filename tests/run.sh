@@ -53,7 +53,10 @@ emu_skip() {	# NAME: the reason, or nothing
 	rawclone) echo "qemu-user refuses clone(CLONE_VM) without CLONE_THREAD" ;;
 	sigprof) echo "qemu-user delivers a program's own ITIMER_PROF short, libprofil or not" ;;
 	sprofil_threads) echo "its 5% bound on the overflow bin is native code's: under" \
-		"qemu-user the code between the regions costs more" ;;
+		"qemu-user the code between the regions costs more (11%)" ;;
+	pcsample) echo "its 95% bound on the pcs in the hot function is native code's:" \
+		"under qemu-user one run in three has 90%" ;;
+	single_thread) echo "qemu-user's own thread is in /proc/self/task" ;;
 	stress_*) echo "minutes each under emulation at the stress tests' highest rates" ;;
 	esac
 }
