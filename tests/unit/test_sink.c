@@ -95,7 +95,7 @@ static struct sink_set *one_region(void *base, uint64_t offset, uint64_t n,
 	struct sink_set *set = sinks_new(1);
 	assert_non_null(set);
 	assert_int_equal(set->nregions, 1);
-	set->regions[0] = (struct region){ offset, n, scale, width, base, REGION_BINS, NULL, 0 };
+	set->regions[0] = (struct region){ offset, n, scale, width, base, REGION_BINS, NULL, 0, NULL };
 	return set;
 }
 
@@ -202,8 +202,8 @@ static void test_below_every_region(void **state)
 	uint16_t a[8] = { 0 }, b[8] = { 0 }, zero[8] = { 0 };
 	struct sink_set *set = sinks_new(2);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0x3000, 8, 0x10000, 2, a, REGION_BINS, NULL, 0 };
-	set->regions[1] = (struct region){ 0x2000, 8, 0x10000, 2, b, REGION_BINS, NULL, 0 };
+	set->regions[0] = (struct region){ 0x3000, 8, 0x10000, 2, a, REGION_BINS, NULL, 0, NULL };
+	set->regions[1] = (struct region){ 0x2000, 8, 0x10000, 2, b, REGION_BINS, NULL, 0, NULL };
 	sinks_replace(set);
 	assert_int_equal(give(0x1fff, 3), SINK_OK);
 	assert_int_equal(give(0, 4), SINK_OK);
@@ -272,9 +272,9 @@ static void test_two_regions(void **state)
 	uint32_t top[2] = { 0 };
 	struct sink_set *set = sinks_new(3);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0x2100, 2, 0x10000, 4, top, REGION_BINS, NULL, 0 };
-	set->regions[1] = (struct region){ 0x2000, 4, 0x10000, 2, high, REGION_BINS, NULL, 0 };
-	set->regions[2] = (struct region){ 0x1000, 64, 2, 2, low, REGION_BINS, NULL, 0 };	/* 64 KiB a counter */
+	set->regions[0] = (struct region){ 0x2100, 2, 0x10000, 4, top, REGION_BINS, NULL, 0, NULL };
+	set->regions[1] = (struct region){ 0x2000, 4, 0x10000, 2, high, REGION_BINS, NULL, 0, NULL };
+	set->regions[2] = (struct region){ 0x1000, 64, 2, 2, low, REGION_BINS, NULL, 0, NULL };	/* 64 KiB a counter */
 	sinks_replace(set);
 	assert_int_equal(give(0x2002, 1), SINK_OK);	/* low and high hold it: high */
 	assert_int_equal(high[1], 1);
@@ -312,8 +312,8 @@ static void test_system(void **state)
 	uint32_t bins[8] = { 0 }, sys[8] = { 0 };
 	struct sink_set *set = sinks_new(2);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0x1000, 8, 0x10000, 4, sys, REGION_SYSTEM, NULL, 0 };
-	set->regions[1] = (struct region){ 0x1000, 8, 0x10000, 4, bins, REGION_BINS, NULL, 0 };
+	set->regions[0] = (struct region){ 0x1000, 8, 0x10000, 4, sys, REGION_SYSTEM, NULL, 0, NULL };
+	set->regions[1] = (struct region){ 0x1000, 8, 0x10000, 4, bins, REGION_BINS, NULL, 0, NULL };
 	sinks_replace(set);
 	unsigned token = sinks_enter();
 	assert_int_equal(give(0x1004, 5), SINK_OK);
@@ -353,8 +353,8 @@ static void test_threads(void **state)
 	struct sink_set *set = sinks_new(2);
 	assert_non_null(set);
 	set->threads = &t;
-	set->regions[0] = (struct region){ 0x1000, 8, 0x10000, 4, sys, REGION_SYSTEM, NULL, 3 };
-	set->regions[1] = (struct region){ 0x1000, 8, 0x10000, 4, bins, REGION_BINS, NULL, 3 };
+	set->regions[0] = (struct region){ 0x1000, 8, 0x10000, 4, sys, REGION_SYSTEM, NULL, 3, NULL };
+	set->regions[1] = (struct region){ 0x1000, 8, 0x10000, 4, bins, REGION_BINS, NULL, 3, NULL };
 	sinks_replace(set);
 	struct thread_ref a = THREAD_REF(100, 0), b = THREAD_REF(200, 0);
 	unsigned token = sinks_enter();
@@ -638,8 +638,8 @@ static void test_overflow(void **state)
 	uint16_t hist[4] = { 0 }, over = 0;
 	struct sink_set *set = sinks_new(2);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0, 1, 2, 2, &over, REGION_OVERFLOW, NULL, 0 };
-	set->regions[1] = (struct region){ 0x1000, 4, 0x10000, 2, hist, REGION_BINS, NULL, 0 };
+	set->regions[0] = (struct region){ 0, 1, 2, 2, &over, REGION_OVERFLOW, NULL, 0, NULL };
+	set->regions[1] = (struct region){ 0x1000, 4, 0x10000, 2, hist, REGION_BINS, NULL, 0, NULL };
 	sinks_replace(set);
 	assert_int_equal(give(0x1002, 3), SINK_OK);	/* the histogram's, though listed later */
 	assert_int_equal(hist[1], 3);
@@ -661,7 +661,7 @@ static void test_pcs(void **state)
 	_Atomic uint64_t next = 0;
 	struct sink_set *set = sinks_new(1);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0, 6, 0, 8, slots, REGION_PCS, &next, 0 };
+	set->regions[0] = (struct region){ 0, 6, 0, 8, slots, REGION_PCS, &next, 0, NULL };
 	sinks_replace(set);
 	assert_int_equal(give(0x10, 1), SINK_OK);
 	assert_int_equal(give(0x20, 3), SINK_OK);
@@ -695,7 +695,7 @@ static void test_pcs_threads(void **state)
 	_Atomic uint64_t next = 0;
 	struct sink_set *set = sinks_new(1);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0, SLOTS, 0, 8, slots, REGION_PCS, &next, 0 };
+	set->regions[0] = (struct region){ 0, SLOTS, 0, 8, slots, REGION_PCS, &next, 0, NULL };
 	sinks_replace(set);
 	pthread_t t[THREADS];
 	struct filler f[THREADS];
@@ -730,7 +730,7 @@ static void test_pcs_fault(void **state)
 	_Atomic uint64_t next = 0;
 	struct sink_set *set = sinks_new(1);
 	assert_non_null(set);
-	set->regions[0] = (struct region){ 0, 16, 0, 8, c, REGION_PCS, &next, 0 };
+	set->regions[0] = (struct region){ 0, 16, 0, 8, c, REGION_PCS, &next, 0, NULL };
 	sinks_replace(set);
 	assert_int_equal(give(0x77, 1), SINK_OK);
 	assert_int_equal(mprotect(c, (size_t)page, PROT_READ), 0);
