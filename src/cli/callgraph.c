@@ -15,6 +15,7 @@
 
 #include "callgraph.h"
 #include "cli.h"
+#include "rows.h"
 
 /* Open addressing over (object, start) -> node and (caller, callee) -> edge. */
 struct slot {
@@ -96,19 +97,15 @@ static size_t new_node(struct builder *b)
 static size_t node_at(struct builder *b, size_t i, uint64_t addr)
 {
 	const struct object *o = &b->m->objects[i];
-	struct function f = { NULL, 0, 0 };
-	const char *name;
-	if (b->syms[i] && symbols_function(b->syms[i], addr, &f))
-		name = f.name;
-	else
-		name = (o->flags & 4 /* PROFILE_SEG_VDSO */) ? "[vdso]" : "[unknown]";
-	size_t k = map_get(&b->nodes, (uint64_t)(uintptr_t)o, f.start, b->g->nnodes, 1);
+	uint64_t start;
+	const char *name = rows_function(o, b->syms[i], addr, 0, &start);
+	size_t k = map_get(&b->nodes, (uint64_t)(uintptr_t)o, start, b->g->nnodes, 1);
 	if (k == b->g->nnodes) {
 		new_node(b);
 		struct cg_node *n = &b->g->nodes[k];
 		n->name = xstrdup(name);
 		n->object = o;
-		n->start = f.start;
+		n->start = start;
 	}
 	return k;
 }

@@ -70,7 +70,8 @@ static void add_pcsample(struct model *m, const struct pcs_file *f)
 	for (uint64_t i = 0; i < f->nsamples; i++) {
 		uint64_t pc = f->samples[i];
 		const struct loadmap_entry *e = loadmap_find(f->objects, f->nobjects, pc);
-		if (!e) {
+		if (!e) {	/* kept where it was: JIT code, say */
+			model_outside(m, pc, pc, 1);
 			outside++;
 			continue;
 		}
@@ -92,6 +93,7 @@ static void add_monout(struct model *m, const struct monout *mo)
 		if (!e)
 			e = loadmap_find(mo->objects, mo->nobjects, last);
 		if (!e) {
+			model_outside(m, first, last, c);
 			outside += c;
 			continue;
 		}

@@ -194,6 +194,11 @@ static void add_location(struct builder *b, const struct object *o, struct symbo
 		lines[n]->function_id = function(b, f.name, inl ? NULL : file);
 		lines[n]->line = inl ? 0 : line;
 		n++;
+	} else if (o->flags & OBJECT_ANON) {	/* a row of its own, as in report */
+		lines[n] = xmalloc(sizeof *lines[n]);
+		perftools__profiles__line__init(lines[n]);
+		lines[n]->function_id = function(b, MODEL_ANON_NAME, NULL);
+		n++;
 	}
 	if (n) {
 		l->n_line = n;

@@ -117,13 +117,15 @@ static void header(FILE *f, const struct model *m)
 	json_string(f, c, 1);
 	free(c);
 	fprintf(f, ",\"pid\":%d,\"ppid\":%d,\"start_ms\":%.0f,\"end_ms\":%.0f,\"backend\":\"%s\""
-		",\"hz\":%u,\"observed_hz\":%.1f,\"samples\":%" PRIu64 ",\"taken\":%" PRIu64
+		",\"hz\":%u,\"observed_hz\":%.1f,\"samples\":%" PRIu64 ",\"counted\":%" PRIu64
+		",\"taken\":%" PRIu64
 		",\"outside\":%" PRIu64 ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64
 		",\"system\":%" PRIu64 ",\"cpu_s\":%.6f,\"each_s\":%.9f,\"threads\":%" PRIu64
 		",\"threads_unsampled\":%" PRIu64 ",\"threads_fallback\":%" PRIu64
 		",\"files\":%u,\"gmon\":%d,\"system_files\":%u,\"no_kernel\":%d}",
 		m->pid, m->ppid, m->start_ns / 1e6, m->end_ns / 1e6, backend_name(m->backend),
-		m->hz, m->cpu_ns ? m->observed * 1e9 / m->cpu_ns : 0.0, m->counted, m->taken,
+		m->hz, m->cpu_ns ? m->observed * 1e9 / m->cpu_ns : 0.0, model_samples(m), m->counted,
+		m->taken,
 		m->outside, m->saturated, m->lost, m->system, m->cpu_ns / 1e9,
 		model_seconds_each(m), m->threads, m->threads_unsampled, m->threads_fallback,
 		m->nfiles, m->gmon_files && m->gmon_files == m->nfiles, m->system_files,
@@ -228,7 +230,7 @@ int html_report(const char *out, char **files, const char *exe)
 		status = 2;
 	if (!status)
 		origins_warn(&procs[0].m.origins, "summed in the page's view of all files");
-	if (!status && !procs[0].m.counted) {
+	if (!status && !model_samples(&procs[0].m)) {
 		error_line("--html: %s%s: no samples, no page written", files[0],
 			   nfiles > 1 ? " and the other files" : "");
 		status = 1;

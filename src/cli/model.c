@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../include/profil.h"
@@ -133,7 +134,7 @@ void model_bin_system(struct object *o, uint64_t first, uint64_t last, uint64_t 
 
 uint64_t model_samples(const struct model *m)
 {
-	return m->filter ? m->kept : m->counted;
+	return m->filter ? m->kept : m->counted + m->outside;
 }
 
 /* The program a gmon.out file profiled: --exe, the NAME of
@@ -244,6 +245,8 @@ static int add_unthreaded(struct model *m, const char *path,
 	return r;
 }
 
+static void add_outside(struct model *m, const struct profile *p);
+
 int model_add_file(struct model *m, const char *path)
 {
 	int classic = add_unthreaded(m, path, model_add_classic);
@@ -332,8 +335,49 @@ int model_add_file(struct model *m, const char *path)
 			add_bin(o, first - s->bias, last - s->bias, c, profile_system(v, k));
 		}
 	}
+	if (!m->filter && h->outside)
+		add_outside(m, &p);
 	profile_close(&p);
 	return 0;
+}
+
+void model_outside(struct model *m, uint64_t first, uint64_t last, uint64_t n)
+{
+	add_bin(find_object(m, MODEL_ANON_NAME, NULL, 0, 0, OBJECT_ANON), first, last, n, 0);
+}
+
+/*
+ * The perf map the process wrote, /tmp/perf-PID.map, as perf reads it:
+ * 1 if there is one written since the process started (an older one is
+ * another process's of the same pid).
+ */
+static int perf_map(const struct profile_header *h, char *path, size_t len)
+{
+	struct stat st;
+	snprintf(path, len, "/tmp/perf-%d.map", (int)h->pid);
+	return h->pid > 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode)
+	       && (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec
+		  + 1000000000u >= h->start_ns;
+}
+
+/* A file's samples outside every segment: at the pcs its outside table
+ * kept, named by the process's perf map if it has one; the rest at no pc. */
+static void add_outside(struct model *m, const struct profile *p)
+{
+	const struct profile_header *h = p->header;
+	char path[64];
+	struct object *o = find_object(m, p->noutside && perf_map(h, path, sizeof path) ? path
+						   : MODEL_ANON_NAME, NULL, 0, 0, OBJECT_ANON);
+	uint64_t placed = 0;
+	for (uint64_t k = 0; k < p->noutside; k++) {
+		const struct profile_pc *s = &p->outside[k];
+		if (!s->key || !s->count || placed + s->count > h->outside)
+			continue;	/* a running file's table may be ahead */
+		add_bin(o, s->key, s->key, s->count, s->system < s->count ? s->system : s->count);
+		placed += s->count;
+	}
+	if (h->outside > placed)
+		add_bin(o, 0, 0, h->outside - placed, 0);
 }
 
 static int by_first(const void *a, const void *b)

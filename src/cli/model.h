@@ -24,12 +24,19 @@ struct range {
 	uint64_t vaddr, length, file_offset;
 };
 
+/* An object's flag beside the PROFILE_SEG_* ones: the samples outside
+ * every object's text (JIT code, anonymous executable memory), at their
+ * runtime pcs; a bin at 0 holds those whose pc was not kept.  Its path
+ * is MODEL_ANON_NAME, or /tmp/perf-PID.map when that names its pcs. */
+#define OBJECT_ANON 0x100
+#define MODEL_ANON_NAME "[JIT or anonymous code]"
+
 struct object {
 	char *path;
 	uint8_t build_id[64];
 	unsigned build_id_len;
 	uint64_t bias;		/* of the first process that had it mapped */
-	int flags;		/* PROFILE_SEG_* */
+	int flags;		/* PROFILE_SEG_*, OBJECT_ANON */
 	struct range *ranges;
 	size_t nranges;
 	struct bin *bins;	/* sorted by first once model_finish ran */
@@ -139,6 +146,10 @@ void model_bin(struct object *o, uint64_t first, uint64_t last, uint64_t count);
 void model_bin_system(struct object *o, uint64_t first, uint64_t last, uint64_t count,
 		      uint64_t system);
 
+/* n samples outside every object, at runtime pcs [first, last] (0, 0:
+   not kept): a bin of MODEL_ANON_NAME's object. */
+void model_outside(struct model *m, uint64_t first, uint64_t last, uint64_t n);
+
 /* Note count calls from from_pc (in from, or NULL) to to_pc (in to). */
 void model_arc(struct model *m, struct object *from, struct object *to, uint64_t from_pc,
 	       uint64_t to_pc, uint64_t count);
@@ -165,7 +176,8 @@ int thread_filter_tids(struct thread_filter *f, const char *arg);
 /* Does the filter keep that thread? */
 int thread_kept(const struct thread_filter *f, int32_t tid, const char *comm);
 
-/* The samples the report is of: all counted, or those the filter kept. */
+/* The samples the report is of, whose shares it shows: all those counted
+   or outside every object (JIT code), or those the filter kept. */
 uint64_t model_samples(const struct model *m);
 
 /* Seconds of CPU time one sample stands for. */

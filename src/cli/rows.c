@@ -119,7 +119,8 @@ const char *rows_function(const struct object *o, struct symbols *s, uint64_t ad
 		name = f.name;
 		*start = f.start;
 	} else {
-		name = (o->flags & 4 /* PROFILE_SEG_VDSO */) ? "[vdso]" : "[unknown]";
+		name = (o->flags & OBJECT_ANON) ? MODEL_ANON_NAME
+		       : (o->flags & 4 /* PROFILE_SEG_VDSO */) ? "[vdso]" : "[unknown]";
 	}
 	if (inlines && s) {
 		const char *in = symbols_inlined(s, addr);
@@ -247,6 +248,12 @@ void rows_free(struct rows *r)
 int disasm_function(const struct object *o, const struct function *f, struct disasm *d, int quiet)
 {
 	memset(d, 0, sizeof *d);
+	if (o->flags & OBJECT_ANON) {
+		if (!quiet)
+			error_line("%s: JIT or anonymous code: no file to disassemble it from",
+				   f->name);
+		return -1;
+	}
 	uint64_t end = f->start + (f->size ? f->size : 1);
 	for (size_t k = 0; k < o->nbins; k++)
 		if (o->bins[k].first >= f->start && o->bins[k].first < end)

@@ -44,7 +44,19 @@ struct sized {
 	const char *raw;
 };
 
+/* A function of a perf map (/tmp/perf-PID.map): JIT code. */
+struct jit_fn {
+	uint64_t start, end;
+	uint64_t maxend;	/* the highest end of this and every one before */
+	size_t line;		/* a later line wins where two overlap */
+	char *name;
+};
+
 struct symbols {
+	/* An object of JIT or anonymous code: its perf map's functions, if
+	   it has one; no Dwfl. */
+	struct jit_fn *jit;
+	size_t njit;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	const char *path;
@@ -78,8 +90,82 @@ char *demangle(const char *name)
 	return xstrdup(name);
 }
 
+static int jit_by_start(const void *a, const void *b)
+{
+	const struct jit_fn *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
+}
+
+/* A perf map's lines, "START SIZE NAME" in hex, as perf reads them;
+ * lines that are not are passed over. */
+static void read_perf_map(struct symbols *s, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return;
+	char *line = NULL;
+	size_t cap = 0, n = 0, lineno = 0;
+	ssize_t len;
+	while ((len = getline(&line, &cap, f)) > 0) {
+		lineno++;
+		if (line[len - 1] == '\n')
+			line[--len] = 0;
+		char *p = line, *end;
+		uint64_t start = strtoull(p, &end, 16);
+		if (end == p || *end != ' ')
+			continue;
+		p = end + 1;
+		uint64_t size = strtoull(p, &end, 16);
+		if (end == p || *end != ' ' || !size || start + size < start)
+			continue;
+		if (s->njit == n) {
+			n = n ? 2 * n : 256;
+			s->jit = xrealloc(s->jit, n * sizeof *s->jit);
+		}
+		s->jit[s->njit++] = (struct jit_fn){ start, start + size, 0, lineno, xstrdup(end + 1) };
+	}
+	free(line);
+	fclose(f);
+	if (!s->njit)
+		return;
+	qsort(s->jit, s->njit, sizeof *s->jit, jit_by_start);
+	for (size_t i = 0; i < s->njit; i++)
+		s->jit[i].maxend = i && s->jit[i - 1].maxend > s->jit[i].end ? s->jit[i - 1].maxend
+									    : s->jit[i].end;
+}
+
+static int jit_function(struct symbols *s, uint64_t addr, struct function *f)
+{
+	size_t lo = 0, hi = s->njit;
+	while (lo < hi) {	/* the first that starts above addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->jit[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct jit_fn *best = NULL;
+	for (size_t k = lo; k-- > 0 && s->jit[k].maxend > addr;)
+		if (addr < s->jit[k].end && (!best || s->jit[k].line > best->line))
+			best = &s->jit[k];
+	if (!best)
+		return 0;
+	*f = (struct function){ best->name, best->start, best->end - best->start };
+	return 1;
+}
+
 struct symbols *symbols_open(const struct object *o, char *why, size_t len)
 {
+	if (o->flags & OBJECT_ANON) {	/* never fails: at worst, no names */
+		struct symbols *s = xmalloc(sizeof *s);
+		memset(s, 0, sizeof *s);
+		s->path = o->path;
+		if (strcmp(o->path, MODEL_ANON_NAME) != 0)
+			read_perf_map(s, o->path);
+		return s;
+	}
 	if (access(o->path, R_OK) != 0) {
 		snprintf(why, len, "%s: cannot read: %m (it was profiled there)", o->path);
 		return NULL;
@@ -122,6 +208,9 @@ void symbols_close(struct symbols *s)
 	}
 	free(s->names);
 	free(s->sized);
+	for (size_t i = 0; i < s->njit; i++)
+		free(s->jit[i].name);
+	free(s->jit);
 	for (size_t i = 0; i < s->ncus; i++)
 		free(s->cus[i].v);
 	free(s->cus);
@@ -258,6 +347,8 @@ static const char *mapping_name(struct symbols *s, uint64_t addr)
 
 int symbols_function(struct symbols *s, uint64_t addr, struct function *f)
 {
+	if (!s->mod)
+		return jit_function(s, addr, f);
 	if (s->last_name && addr >= s->last_start && addr - s->last_start < s->last_size) {
 		*f = (struct function){ s->last_name, s->last_start, s->last_size };
 		return 1;
@@ -301,6 +392,15 @@ struct find {
 
 int symbols_find(struct symbols *s, const char *want, struct function *f)
 {
+	for (size_t i = 0; i < s->njit; i++) {
+		if (strcmp(s->jit[i].name, want) == 0) {
+			*f = (struct function){ s->jit[i].name, s->jit[i].start,
+						s->jit[i].end - s->jit[i].start };
+			return 1;
+		}
+	}
+	if (!s->mod)
+		return 0;
 	int n = dwfl_module_getsymtab(s->mod);
 	for (int i = 0; i < n; i++) {
 		GElf_Sym sym;
@@ -321,6 +421,8 @@ int symbols_find(struct symbols *s, const char *want, struct function *f)
 
 int symbols_line(struct symbols *s, uint64_t addr, const char **file, int *line)
 {
+	if (!s->mod)
+		return 0;
 	Dwfl_Line *l = dwfl_module_getsrc(s->mod, addr);
 	if (!l)
 		return 0;
@@ -334,6 +436,8 @@ int symbols_line(struct symbols *s, uint64_t addr, const char **file, int *line)
 
 const char *symbols_comp_dir(struct symbols *s, uint64_t addr)
 {
+	if (!s->mod)
+		return NULL;
 	Dwfl_Line *l = dwfl_module_getsrc(s->mod, addr);
 	return l ? dwfl_line_comp_dir(l) : NULL;
 }
@@ -418,6 +522,8 @@ static const char *innermost(struct symbols *s, Dwarf_Die *die, Dwarf_Addr a)
  * that holds addr is walked. */
 const char *symbols_inlined(struct symbols *s, uint64_t addr)
 {
+	if (!s->mod)
+		return NULL;
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(s->mod, addr, &bias);
 	if (!cu)

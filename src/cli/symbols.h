@@ -16,6 +16,8 @@ struct symbols;
 /*
  * Open the object's file and check that it is the one profiled (same
  * build ID).  NULL, with a reason in why, if it is missing or changed.
+ * JIT or anonymous code (OBJECT_ANON) has the names of its perf map, if
+ * its path is one, or none; never NULL.
  */
 struct symbols *symbols_open(const struct object *o, char *why, size_t len);
 void symbols_close(struct symbols *s);

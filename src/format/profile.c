@@ -221,6 +221,20 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 	}
 	if (p->nthreads)
 		at = h->threads_at + h->threads_size;
+	if (h->version >= 3 && (h->outside_at || h->outside_pcs)) {
+		if (h->outside_at != at || !h->outside_pcs || h->outside_pcs > PROFILE_OUTSIDE_MAX
+		    || (h->outside_pcs & (h->outside_pcs - 1))) {
+			return refuse(p, why, len, "corrupt header: an outside table of %llu pcs at "
+				    "byte %llu", (unsigned long long)h->outside_pcs,
+				    (unsigned long long)h->outside_at);
+		}
+		if (profile_outside_size(h->outside_pcs) > h->end - at) {
+			return refuse(p, why, len, "truncated: the outside table runs past the end");
+		}
+		p->outside = (const void *)((const char *)map + at);
+		p->noutside = h->outside_pcs;
+		at += profile_outside_size(h->outside_pcs);
+	}
 	for (uint32_t i = 0; i < h->nsegments; i++) {
 		if (at + PROFILE_PAGE > h->end) {
 			return refuse(p, why, len, "truncated: %u segments announced, %u found",

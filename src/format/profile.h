@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define PROFILE_MAGIC "PROFIL\x7fP"	/* 8 bytes */
-#define PROFILE_VERSION 2		/* 2: the thread table */
+#define PROFILE_VERSION 3		/* 2: the thread table; 3: outside pcs */
 #define PROFILE_VERSION_MIN 1		/* still read: no thread table */
 #define PROFILE_PAGE 4096u		/* header and segment heads */
 #define PROFILE_PATH_MAX 3832u
@@ -78,6 +78,14 @@ struct profile_header {
 	uint32_t cmdline_len;	/* bytes of cmdline in use */
 	uint32_t reserved1;
 	char cmdline[PROFILE_CMDLINE_MAX];
+	/* Version 3: where the samples outside every segment were (JIT
+	   code, anonymous executable memory), so that a reader can name
+	   them (/tmp/perf-PID.map): outside_pcs slots (a power of two, 0:
+	   no table) of struct profile_pc at byte outside_at, right after
+	   the thread table, keyed by the pc itself.  Of the header's
+	   outside, what the slots miss was at no pc kept. */
+	uint64_t outside_at;
+	uint64_t outside_pcs;
 };
 
 /* Flags. */
@@ -194,7 +202,17 @@ _Static_assert(offsetof(struct profile_header, thread_entries) == 160, "thread_e
 _Static_assert(offsetof(struct profile_header, threads_size) == 176, "threads_size");
 _Static_assert(offsetof(struct profile_header, cmdline_len) == 464, "cmdline_len");
 _Static_assert(offsetof(struct profile_header, cmdline) == 472, "cmdline");
+_Static_assert(offsetof(struct profile_header, outside_at) == 4056, "outside_at");
 _Static_assert(sizeof(struct profile_segment) == PROFILE_PAGE, "segment page");
+
+#define PROFILE_OUTSIDE_MAX (1u << 20)	/* slots of the outside table */
+
+/* Bytes of an outside table of npcs slots. */
+static inline uint64_t profile_outside_size(uint64_t npcs)
+{
+	uint64_t bytes = npcs * sizeof(struct profile_pc);
+	return (bytes + PROFILE_PAGE - 1) / PROFILE_PAGE * PROFILE_PAGE;
+}
 
 /* Bytes a segment of n counters of width w takes, head included. */
 static inline uint64_t profile_segment_size(uint64_t n, uint32_t width)
@@ -227,6 +245,9 @@ struct profile {
 	uint32_t nthreads;
 	const struct profile_pc *pcs;
 	uint64_t npcs;
+	/* The outside table (version 3), checked; noutside 0 if none. */
+	const struct profile_pc *outside;
+	uint64_t noutside;
 };
 
 /*

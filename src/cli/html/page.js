@@ -115,7 +115,7 @@
 		add('CPU time', h.cpu_s.toFixed(3) + ' s (' + (h.each_s * 1e3).toFixed(3) + ' ms a sample)');
 		add('threads', h.threads + (h.threads_unsampled ? ' (' + h.threads_unsampled + ' not sampled)' : '') +
 			(h.threads_fallback ? ' (' + h.threads_fallback + ' by timer)' : ''));
-		add('taken', h.taken + ' = counted ' + h.samples + ' + outside ' + h.outside + ' + dropped ' +
+		add('taken', h.taken + ' = counted ' + h.counted + ' + outside ' + h.outside + ' + dropped ' +
 			(h.saturated + h.lost) + ' (saturated ' + h.saturated + ', lost ' + h.lost + ')');
 		add('kernel time', h.system + ' samples');
 		add('files', h.files);
@@ -134,6 +134,9 @@
 		}
 		if (unknown) w.appendChild(el('li', '', unknown + ' samples (' + pct(unknown, P.total) +
 			') are in no known function: their objects have no symbol there'));
+		const anon = P.obj.n.findIndex(k => S[k] === '[JIT or anonymous code]');
+		if (anon >= 0) w.appendChild(el('li', '', P.obj.c[anon] + ' samples (' + pct(P.obj.c[anon], P.total) +
+			') are in JIT or anonymous code, outside every object: no /tmp/perf-PID.map names them'));
 		if (nosrc) w.appendChild(el('li', '', pct(nosrc, P.total) + ' of the samples are in ' +
 			'functions with no readable source (no DWARF line table, or the file is gone): ' +
 			'those show disassembly, or their addresses'));

@@ -93,6 +93,13 @@ static _Atomic int64_t next_update_ns;
 /* Slots of the pc pool: 256 a thread, up to 1 MiB (touched as used). */
 #define THREAD_PCS_EACH 256u
 #define THREAD_PCS_MAX 65536u
+/* Slots of the outside table: where samples outside every object were
+   (JIT code), 16 bytes each, touched as used. */
+#define OUTSIDE_PCS 65536u
+static struct profile_pc *outside;
+static uint64_t noutside;
+static struct page_reserve *outside_res;	/* its pages, asked for as used */
+
 static struct thread_table thread_table;
 static struct thread_table *_Atomic table;
 static void *table_map;
@@ -414,6 +421,29 @@ static void add_thread_table(void)
 	atomic_store(&table, &thread_table);
 }
 
+/* After the thread table: the outside table, if it can be had. */
+static void add_outside_table(void)
+{
+	uint64_t at = header->end, size = profile_outside_size(OUTSIDE_PCS);
+	if (fits(at + size) != 0 || ftruncate(fd, (off_t)(at + size)) != 0)
+		return;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
+	if (p == MAP_FAILED)
+		return;
+	struct page_reserve *r = malloc(sizeof *r);
+	if (!r || reserve_init(r, p, size) != 0) {
+		free(r);
+		munmap(p, size);
+		return;
+	}
+	outside_res = r;
+	outside = p;
+	noutside = OUTSIDE_PCS;
+	header->outside_at = at;
+	header->outside_pcs = OUTSIDE_PCS;
+	header->end = at + size;
+}
+
 /* Create the file: never through a symbolic link, never over another. */
 static int create_file(void)
 {
@@ -464,6 +494,7 @@ static int create_file(void)
 		file_ino = st.st_ino;
 	}
 	add_thread_table();
+	add_outside_table();
 	return 0;
 fail:
 	close(fd);
@@ -802,6 +833,9 @@ static struct sink_set *make_set(void)
 		return NULL;
 	set->lose_faults = 1;
 	set->threads = atomic_load(&table);
+	set->outside = outside;
+	set->noutside = noutside;
+	set->outside_reserve = outside_res;
 	size_t k = 0;
 	for (size_t i = 0; i < nsegs; i++) {	/* i: the segment's index in the file */
 		if (segs[i].unmapped)
@@ -886,6 +920,12 @@ static void preload_fork_child(void)
 		munmap(table_map, table_size);
 	table_map = NULL;
 	reserve_free(&table_reserve);
+	struct profile_pc *old_outside = outside;	/* the set still points at it */
+	uint64_t old_noutside = noutside;
+	struct page_reserve *old_outside_res = outside_res;
+	outside = NULL;
+	noutside = 0;
+	outside_res = NULL;
 	segs = NULL;
 	nsegs = capacity = 0;
 	nfile = 0;
@@ -931,11 +971,23 @@ static void preload_fork_child(void)
 	if (!ok) {
 		on = 0;
 		sinks_replace(NULL);
+		if (old_outside)
+			munmap(old_outside, profile_outside_size(old_noutside));
+		if (old_outside_res) {
+			reserve_free(old_outside_res);
+			free(old_outside_res);
+		}
 		return;
 	}
 	publish_segments();
 	struct sink_set *set = make_set();
 	sinks_replace(set);	/* NULL without memory: no more samples */
+	if (old_outside)
+		munmap(old_outside, profile_outside_size(old_noutside));
+	if (old_outside_res) {
+		reserve_free(old_outside_res);
+		free(old_outside_res);
+	}
 }
 
 static void preload_before_exec(void)

@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "../../common/bins.h"
+#include "../../format/profile.h"
 #include "sinks/reserve.h"
 #include "sinks/satadd.h"
 #include "sinks/sink.h"
@@ -52,6 +53,7 @@ static __thread unsigned mine[2] __attribute__((tls_model("initial-exec")));
  * given with one exchange each: async-signal-safe.
  */
 static _Atomic(struct sink_set *) spare;
+static atomic_int outside_broken;	/* the outside table faulted: not used */
 
 struct sink_set *sinks_new(unsigned n)
 {
@@ -149,6 +151,7 @@ uint64_t sinks_faults(void)
 void sinks_after_fork(void)
 {
 	atomic_store(&faults, 0);
+	atomic_store(&outside_broken, 0);
 	atomic_store(&readers[0], 0);
 	atomic_store(&readers[1], 0);
 	mine[0] = mine[1] = 0;
@@ -201,6 +204,47 @@ static enum sink_result store_pcs(const struct sink_set *set, const struct regio
 	return SINK_OK;
 }
 
+/*
+ * Note n samples at pc, outside every region, in the set's outside table
+ * (system: n of those already noted stand for kernel time).  A slot is
+ * claimed with one compare-and-swap and never given back.  No room, or a
+ * fault (the table is in a file a full disk can refuse pages to): the
+ * samples stay outside at no pc kept, which is what a reader takes the
+ * slots' shortfall for.  A page is asked for before it is first written
+ * (reserve.h), so that a full disk is never a SIGBUS the program sees.
+ */
+static void keep_outside(const struct sink_set *set, uintptr_t pc, uint32_t n, int system)
+{
+	if (!pc || atomic_load_explicit(&outside_broken, memory_order_relaxed))
+		return;
+	uint64_t mask = set->noutside - 1, h = profile_pc_hash(pc, set->noutside);
+	for (unsigned k = 0; k < PROFILE_PROBES && k < set->noutside; k++) {
+		struct profile_pc *s = &set->outside[(h + k) & mask];
+		uint64_t cur;
+		if (system && reserve_untouched(set->outside_reserve, s))
+			return;	/* never written: free, and no sample of pc's */
+		if (reserve_pages(set->outside_reserve, s, sizeof *s) < 0)
+			goto broken;	/* a page the file system refused */
+		if (satload64(&s->key, &cur) < 0)
+			goto broken;
+		if (cur != pc) {
+			if (cur || system)
+				continue;
+			int64_t r = satcas64(&s->key, 0, pc);
+			if (r < 0)
+				goto broken;
+			if (r != 1 && (satload64(&s->key, &cur) < 0 || cur != pc))
+				continue;
+		}
+		if (satadd32(system ? &s->system : &s->count, n) < 0)
+			goto broken;
+		return;
+	}
+	return;
+broken:
+	atomic_store_explicit(&outside_broken, 1, memory_order_relaxed);
+}
+
 static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
 				 uint32_t weight, struct thread_ref *who)
 {
@@ -225,6 +269,8 @@ static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
 	}
 	if (overflow)
 		return add_to(set, overflow, 0, weight, who);
+	if (set->outside)
+		keep_outside(set, pc, weight, 0);
 	stats_add(&stats.outside, weight);
 	return SINK_OK;
 }
@@ -281,4 +327,6 @@ void sinks_count_system(uintptr_t pc, uint32_t system, struct thread_ref *who)
 			threadtab_count_system(set->threads, who, r->id, index, system);
 		return;
 	}
+	if (set->outside)	/* an outside sample's, or a slot it never got */
+		keep_outside(set, pc, system, 1);
 }

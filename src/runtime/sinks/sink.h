@@ -44,6 +44,7 @@ enum sink_owner { OWNER_PROFIL, OWNER_SPROFIL, OWNER_PCSAMPLE, OWNER_MONITOR };
 struct thread_table;
 struct page_reserve;
 struct thread_ref;
+struct profile_pc;
 
 struct sink_set {
 	unsigned nregions;
@@ -55,6 +56,12 @@ struct sink_set {
 	/* Counts per thread as well (thread_table.h), or NULL; not owned:
 	   it outlives the set. */
 	struct thread_table *threads;
+	/* Where the samples no region holds were, or NULL: noutside slots
+	   (a power of two) keyed by pc, in profil run's file (profil(5)'s
+	   outside table); not owned. */
+	struct profile_pc *outside;
+	uint64_t noutside;
+	const struct page_reserve *outside_reserve;	/* its pages (reserve.h) */
 	struct region regions[];	/* histograms highest offset first */
 };
 

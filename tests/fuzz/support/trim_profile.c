@@ -61,6 +61,7 @@ int main(int argc, char **argv)
 	/* The thread table names segments by index: not kept. */
 	h->thread_entries = 0;
 	h->threads_at = h->threads_size = h->thread_pcs = h->unattributed = 0;
+	h->outside_at = h->outside_pcs = 0;	/* dropped too: segments follow the header */
 	h->nsegments = n;
 	h->end = at;
 	h->counted = counted;
