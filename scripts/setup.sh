@@ -21,6 +21,7 @@ set -e
 # qemu-user runs them with.
 PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
 	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
+	libiberty-dev
 	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2
 	dpkg-dev debhelper lintian man-db zstd redis-server redis-tools"
 if [ "$(uname -m)" = x86_64 ]; then

@@ -12,6 +12,7 @@
 
 #include "callgraph.h"
 #include "cli.h"
+#include "cxxname.h"
 #include "html.h"
 #include "jsonout.h"
 #include "model.h"
@@ -30,7 +31,11 @@ struct options {
 	int callgraph;		/* --callgraph: gprof -q's entries */
 	const char *html;	/* --html FILE */
 	int threads;		/* --threads: a row per thread */
+	int full_names;		/* --full-names: C++ names whole in text */
 };
+
+/* Longer function names are shortened in text (cxxname_short). */
+#define NAME_MAX_TEXT 60
 
 /* What a filter of threads left in, for the header. */
 static void filter_line(const struct model *m)
@@ -139,7 +144,7 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 	if (opt->fmt == FMT_CSV) {
 		printf("self_percent,cumulative_percent,self_seconds,samples,%s%s,object,"
 		       "system_samples,system_percent,calls,self_ms_per_call,total_ms_per_call\n",
-		       what, opt->by == BY_LINE ? ",function" : "");
+		       opt->by == BY_LINE ? "file,line" : what, opt->by == BY_LINE ? ",function" : "");
 	} else if (opt->fmt == FMT_JSON) {
 		printf("{\"samples\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"outside\":%" PRIu64
 		       ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cpu_seconds\":%.6f"
@@ -168,6 +173,8 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		       opt->by == BY_OBJECT ? "" : "object");
 	}
 	int first = 1;
+	char shortened[1024];
+	size_t name_max = opt->full_names ? SIZE_MAX : NAME_MAX_TEXT;
 	for (size_t i = 0; i < r->n; i++) {
 		const struct row *x = &r->v[i];
 		double pct = 100.0 * x->count / total;
@@ -189,10 +196,17 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		double total_ms = x->calls ? 1e3 * (x->count * each + x->children) / x->calls : 0.0;
 		if (opt->fmt == FMT_CSV) {
 			printf("%.2f,%.2f,%.3f,%" PRIu64 ",", pct, cpct, x->count * each, x->count);
-			csv_field(x->name);
-			if (opt->by == BY_LINE) {
-				putchar(',');
+			if (opt->by == BY_LINE) {	/* file and line apart */
+				char file[4096];
+				int line = rows_split_line(x->name, file, sizeof file);
+				csv_field(file);
+				if (line)
+					printf(",%d,", line);
+				else
+					printf(",,");
 				csv_field(x->function ? x->function : "");
+			} else {
+				csv_field(x->name);
 			}
 			putchar(',');
 			csv_field(x->object->path);
@@ -210,6 +224,14 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			       first ? "" : ",", pct, cpct, x->count * each, x->count, what);
 			json_string(stdout, x->name, 0);
 			if (opt->by == BY_LINE) {
+				char file[4096];
+				int line = rows_split_line(x->name, file, sizeof file);
+				printf(",\"file\":");
+				json_string(stdout, file, 0);
+				if (line)
+					printf(",\"line_number\":%d", line);
+				else
+					printf(",\"line_number\":null");
 				printf(",\"function\":");
 				json_string(stdout, x->function ? x->function : "", 0);
 			}
@@ -232,7 +254,8 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		} else if (opt->by == BY_LINE) {
 			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  %-40s %s (%s)\n", pct, cpct,
 			       x->count * each, x->count, sys, x->name,
-			       x->function ? x->function : "", obj);
+			       cxxname_short(x->function ? x->function : "", name_max, shortened,
+					     sizeof shortened), obj);
 		} else {
 			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  ", pct, cpct, x->count * each,
 			       x->count, sys);
@@ -240,7 +263,8 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 				printf("%9" PRIu64 " %12.4f %13.4f  ", x->calls, self_ms, total_ms);
 			else if (calls)
 				printf("%9s %12s %13s  ", "", "", "");
-			printf("%-40s %s\n", x->name, obj);
+			printf("%-40s %s\n", cxxname_short(x->name, name_max, shortened, sizeof shortened),
+			       obj);
 		}
 		first = 0;
 	}
@@ -355,35 +379,101 @@ static void print_threads(struct model *m, const struct options *opt)
 		printf("]}\n");
 }
 
-/* --annotate: the function's disassembly, with the samples of each instruction. */
+/* A function --annotate names, and its samples. */
+struct match {
+	const struct object *o;
+	struct function f;
+	uint64_t samples;
+	size_t order;		/* found; ties keep it */
+};
+
+static int hotter_match(const void *a, const void *b)
+{
+	const struct match *x = a, *y = b;
+	if (x->samples != y->samples)
+		return x->samples < y->samples ? 1 : -1;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+static uint64_t samples_in(const struct object *o, const struct function *f)
+{
+	uint64_t n = 0, end = f->start + (f->size ? f->size : 1);
+	for (size_t k = 0; k < o->nbins; k++)
+		if (o->bins[k].first >= f->start && o->bins[k].first < end)
+			n += o->bins[k].count;
+	return n;
+}
+
+/* One function's disassembly, with the samples of each instruction. */
+static int annotate_one(const struct model *m, const struct match *x)
+{
+	struct disasm d;
+	if (disasm_function(x->o, &x->f, &d, 0) != 0)
+		return 1;
+	printf("%s in %s: %" PRIu64 " samples (%.2f%% of %s)\n", x->f.name, x->o->path,
+	       d.samples, model_samples(m) ? 100.0 * d.samples / model_samples(m) : 0.0,
+	       m->filter ? "the threads kept" : "all");
+	filter_line(m);
+	putchar('\n');
+	for (size_t j = 0; j < d.n; j++) {
+		if (d.addrs[j] != UINT64_MAX && d.counts[j])
+			printf("%6.2f%% %8" PRIu64 "  %s",
+			       100.0 * d.counts[j] / (d.samples ? d.samples : 1), d.counts[j],
+			       d.lines[j]);
+		else
+			printf("%17s %s", "", d.lines[j]);
+	}
+	disasm_free(&d);
+	return 0;
+}
+
+/*
+ * --annotate: every function the name names (a C++ function and its
+ * [clone .cold], the instances of a template, statics of one name in
+ * several files) is listed, and those with samples are annotated,
+ * hottest first; if none has, the first found.
+ */
 static int annotate(const struct model *m, struct symbols **syms, const char *want)
 {
+	struct match *v = NULL;
+	size_t n = 0;
 	for (size_t i = 0; i < m->nobjects; i++) {
-		const struct object *o = &m->objects[i];
-		struct function f;
-		if (!syms[i] || !symbols_find(syms[i], want, &f))
+		struct function *fs;
+		size_t k = syms[i] ? symbols_find_all(syms[i], want, &fs) : 0;
+		if (!k)
 			continue;
-		struct disasm d;
-		if (disasm_function(o, &f, &d, 0) != 0)
-			return 1;
-		printf("%s in %s: %" PRIu64 " samples (%.2f%% of %s)\n", f.name, o->path,
-		       d.samples, model_samples(m) ? 100.0 * d.samples / model_samples(m) : 0.0,
-		       m->filter ? "the threads kept" : "all");
-		filter_line(m);
-		putchar('\n');
-		for (size_t j = 0; j < d.n; j++) {
-			if (d.addrs[j] != UINT64_MAX && d.counts[j])
-				printf("%6.2f%% %8" PRIu64 "  %s",
-				       100.0 * d.counts[j] / (d.samples ? d.samples : 1), d.counts[j],
-				       d.lines[j]);
-			else
-				printf("%17s %s", "", d.lines[j]);
-		}
-		disasm_free(&d);
-		return 0;
+		v = xrealloc(v, (n + k) * sizeof *v);
+		for (size_t j = 0; j < k; j++, n++)
+			v[n] = (struct match){ &m->objects[i], fs[j], samples_in(&m->objects[i], &fs[j]),
+					       n };
+		free(fs);
 	}
-	error_line("--annotate '%s': no function of that name in the profiled objects", want);
-	return 1;
+	if (!n) {
+		error_line("--annotate '%s': no function of that name in the profiled objects", want);
+		return 1;
+	}
+	qsort(v, n, sizeof *v, hotter_match);
+	size_t hot = 0;
+	while (hot < n && v[hot].samples)
+		hot++;
+	if (n > 1) {
+		printf("%zu functions match '%s'; %s:\n", n, want,
+		       hot > 1 ? "those with samples are annotated below, hottest first"
+		       : hot ? "the one with samples is annotated below"
+			     : "none has samples, the first is annotated below");
+		for (size_t j = 0; j < n; j++)
+			printf("  %9" PRIu64 " samples  %s  (%s)\n", v[j].samples, v[j].f.name,
+			       base_name(v[j].o->path));
+		putchar('\n');
+	}
+	int status = 0;
+	for (size_t j = 0; j < (hot ? hot : 1) && !status; j++) {
+		if (j)
+			putchar('\n');
+		status = annotate_one(m, &v[j]);
+	}
+	free(v);
+	return status;
 }
 
 static const struct opt report_opts[] = {
@@ -394,6 +484,7 @@ static const struct opt report_opts[] = {
 	{ "callgraph", 'q', 'q', NULL, "the call graph of gmon.out call arcs, as gprof -q" },
 	{ "html", 0, 'H', "FILE", "write the profile as one HTML page to FILE" },
 	{ "inline", 'i', 'i', NULL, "samples in inlined code to the inlined function" },
+	{ "full-names", 0, 'N', NULL, "function names whole in text, however long" },
 	{ "tid", 0, 'I', "TID[,TID...]", "only the samples of those threads" },
 	{ "comm", 0, 'C', "NAME", "only threads whose name matches NAME (fnmatch)" },
 	{ "threshold", 't', 't', "PERCENT", "leave out rows below PERCENT of the samples" },
@@ -439,7 +530,7 @@ int cmd_report(int argc, char **argv)
 	struct opts o = { .cmd = "report", .operands = "[FILE...]",
 			  .about = "Print the profile of FILEs, by default those of the last profil "
 				   "run.", .v = report_opts };
-	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0, NULL, 0 };
+	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0, NULL, 0, 0 };
 	struct thread_filter filter = { NULL, 0, NULL };
 	const char *exe = NULL, *tids = NULL, *v;
 	int c;
@@ -449,6 +540,7 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'e': exe = v; break;
 		case 'T': opt.threads = 1; break;
+		case 'N': opt.full_names = 1; break;
 		case 'C': filter.comm = v; break;
 		case 'I': tids = v; break;
 		case 'l': opt.by = BY_LINE; break;

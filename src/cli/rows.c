@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,6 +139,19 @@ void rows_line(struct symbols *s, uint64_t addr, char *buf, size_t len)
 		snprintf(buf, len, "%s:%d", file, line);
 	else
 		snprintf(buf, len, "??");
+}
+
+int rows_split_line(const char *name, char *buf, size_t len)
+{
+	const char *colon = strrchr(name, ':');
+	char *end;
+	long line = colon ? strtol(colon + 1, &end, 10) : 0;
+	if (!colon || colon == name || *end || line <= 0 || line > INT_MAX) {
+		snprintf(buf, len, "%s", name);
+		return 0;
+	}
+	snprintf(buf, len, "%.*s", (int)(colon - name), name);
+	return (int)line;
 }
 
 int rows_open_symbols(const struct model *m, struct symbols **syms)

@@ -68,6 +68,10 @@ const char *rows_function(const struct object *o, struct symbols *s, uint64_t ad
 			  int inlines, uint64_t *start);
 void rows_line(struct symbols *s, uint64_t addr, char *buf, size_t len);
 
+/* A line row's name, "file:line", apart: the file into buf, the line
+   returned; "??" (no line table) gives "??" and 0. */
+int rows_split_line(const char *name, char *buf, size_t len);
+
 /* The last part of a path. */
 const char *base_name(const char *path);
 

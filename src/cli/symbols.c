@@ -10,16 +10,17 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "cxxname.h"
+#include "srcpath.h"
 #include "symbols.h"
 
-/* libstdc++'s demangler, a C-callable function: the command links it. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 struct name {
 	char *raw, *demangled;
@@ -52,6 +53,12 @@ struct jit_fn {
 	char *name;
 };
 
+/* A source file name as the line table gives it, and made canonical. */
+struct canon {
+	const char *raw;	/* libdw's, as long as the Dwfl */
+	char *path;
+};
+
 struct symbols {
 	/* An object of JIT or anonymous code: its perf map's functions, if
 	   it has one; no Dwfl. */
@@ -70,6 +77,8 @@ struct symbols {
 	int made;
 	struct cu_index *cus;	/* the functions of each CU, for inlines */
 	size_t ncus;
+	struct canon *canon;	/* a hash table of capcanon entries by raw */
+	size_t ncanon, capcanon;
 };
 
 static const Dwfl_Callbacks callbacks = {
@@ -78,14 +87,21 @@ static const Dwfl_Callbacks callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
+/* Does the name look mangled: C++ and Rust legacy (_Z), Rust v0 (_R), D (_D)? */
+static int mangled(const char *name)
+{
+	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R' || name[1] == 'D');
+}
+
+/* libiberty's demangler, the one perf, c++filt and gdb use: it tells
+ * Rust's legacy names (_ZN...17h<hash>E) from C++ ones, and leaves the
+ * hashes out as perf does (no DMGL_VERBOSE). */
 char *demangle(const char *name)
 {
-	if (name[0] == '_' && name[1] == 'Z') {
-		int status;
-		char *d = __cxa_demangle(name, NULL, NULL, &status);
-		if (d && status == 0)
+	if (mangled(name)) {
+		char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+		if (d)
 			return d;
-		free(d);
 	}
 	return xstrdup(name);
 }
@@ -211,6 +227,9 @@ void symbols_close(struct symbols *s)
 	for (size_t i = 0; i < s->njit; i++)
 		free(s->jit[i].name);
 	free(s->jit);
+	for (size_t i = 0; i < s->capcanon; i++)
+		free(s->canon[i].path);
+	free(s->canon);
 	for (size_t i = 0; i < s->ncus; i++)
 		free(s->cus[i].v);
 	free(s->cus);
@@ -237,7 +256,7 @@ static size_t name_hash(const char *raw, size_t cap)
  * thousand functions asks for every one of them). */
 static const char *pretty(struct symbols *s, const char *raw)
 {
-	if (raw[0] != '_' || raw[1] != 'Z')
+	if (!mangled(raw))
 		return raw;	/* libdwfl keeps it as long as the Dwfl */
 	if (2 * (s->nnames + 1) > s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 256;
@@ -383,40 +402,74 @@ int symbols_function(struct symbols *s, uint64_t addr, struct function *f)
 	return 1;
 }
 
-struct find {
-	struct symbols *s;
-	const char *want;
-	struct function *f;
-	int found;
-};
-
-int symbols_find(struct symbols *s, const char *want, struct function *f)
+static void found(struct function **out, size_t *n, const char *name, uint64_t start,
+		  uint64_t size)
 {
-	for (size_t i = 0; i < s->njit; i++) {
-		if (strcmp(s->jit[i].name, want) == 0) {
-			*f = (struct function){ s->jit[i].name, s->jit[i].start,
-						s->jit[i].end - s->jit[i].start };
-			return 1;
-		}
-	}
+	for (size_t i = 0; i < *n; i++)
+		if ((*out)[i].start == start)
+			return;	/* an alias of one found */
+	if ((*n & (*n - 1)) == 0)
+		*out = xrealloc(*out, (*n ? 2 * *n : 1) * sizeof **out);
+	(*out)[(*n)++] = (struct function){ name, start, size };
+}
+
+size_t symbols_find_all(struct symbols *s, const char *want, struct function **out)
+{
+	size_t n = 0;
+	*out = NULL;
+	for (size_t i = 0; i < s->njit; i++)
+		if (strcmp(s->jit[i].name, want) == 0)
+			found(out, &n, s->jit[i].name, s->jit[i].start,
+			      s->jit[i].end - s->jit[i].start);
 	if (!s->mod)
-		return 0;
-	int n = dwfl_module_getsymtab(s->mod);
-	for (int i = 0; i < n; i++) {
+		return n;
+	int nsyms = dwfl_module_getsymtab(s->mod);
+	for (int i = 0; i < nsyms; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
 		const char *name = dwfl_module_getsym_info(s->mod, i, &sym, &addr, NULL, NULL, NULL);
 		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
 			continue;
 		const char *p = pretty(s, name);
-		size_t wl = strlen(want);
-		if (strcmp(name, want) == 0 || strcmp(p, want) == 0
-		    || (strncmp(p, want, wl) == 0 && p[wl] == '(')) {
-			*f = (struct function){ p, addr, sym.st_size };
-			return 1;
-		}
+		if (strcmp(name, want) == 0 || cxxname_matches(p, want))
+			found(out, &n, p, addr, sym.st_size);
 	}
-	return 0;
+	return n;
+}
+
+static size_t ptr_hash(const void *p, size_t cap)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+/* The canonical name of a line table's file name (srcpath.h), made once
+ * for each: a line table names its files once, and a million bins ask. */
+static const char *canonical(struct symbols *s, const char *raw, Dwfl_Line *l)
+{
+	if (2 * (s->ncanon + 1) > s->capcanon) {
+		size_t cap = s->capcanon ? 2 * s->capcanon : 64;
+		struct canon *t = xmalloc(cap * sizeof *t);
+		memset(t, 0, cap * sizeof *t);
+		for (size_t i = 0; i < s->capcanon; i++) {
+			if (!s->canon[i].raw)
+				continue;
+			size_t k = ptr_hash(s->canon[i].raw, cap);
+			while (t[k].raw)
+				k = (k + 1) & (cap - 1);
+			t[k] = s->canon[i];
+		}
+		free(s->canon);
+		s->canon = t;
+		s->capcanon = cap;
+	}
+	size_t k = ptr_hash(raw, s->capcanon);
+	for (; s->canon[k].raw; k = (k + 1) & (s->capcanon - 1))
+		if (s->canon[k].raw == raw)
+			return s->canon[k].path;
+	s->canon[k] = (struct canon){ raw, srcpath_canonical(dwfl_line_comp_dir(l), raw) };
+	s->ncanon++;
+	return s->canon[k].path;
 }
 
 int symbols_line(struct symbols *s, uint64_t addr, const char **file, int *line)
@@ -430,7 +483,7 @@ int symbols_line(struct symbols *s, uint64_t addr, const char **file, int *line)
 	const char *src = dwfl_lineinfo(l, &a, line, NULL, NULL, NULL);
 	if (!src)
 		return 0;
-	*file = src;
+	*file = canonical(s, src, l);
 	return 1;
 }
 

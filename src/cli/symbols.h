@@ -1,7 +1,7 @@
 /*
  * symbols.h - addresses of an object to functions, source lines and
  * inlined functions, through elfutils' libdwfl (.symtab, .dynsym, DWARF,
- * build IDs, separate debug files), and C++ names demangled.
+ * build IDs, separate debug files), and C++, Rust and D names demangled.
  */
 #ifndef PROFIL_CLI_SYMBOLS_H
 #define PROFIL_CLI_SYMBOLS_H
@@ -29,10 +29,17 @@ struct function {
 };
 int symbols_function(struct symbols *s, uint64_t addr, struct function *f);
 
-/* The function of that name (raw or demangled), for --annotate. */
-int symbols_find(struct symbols *s, const char *name, struct function *f);
+/*
+ * The functions of that name, for --annotate: raw or demangled, or as
+ * cxxname_matches() names them (without return type, parameters, clone
+ * suffix, final template arguments), one for each address.  Their
+ * number; *out allocated (the caller frees it), names owned by s.
+ */
+size_t symbols_find_all(struct symbols *s, const char *name, struct function **out);
 
-/* Source file and line of addr; 0 if the object has no line table. */
+/* Source file and line of addr; 0 if the object has no line table.
+   The file's name is absolute (under the compilation directory if the
+   table's is relative) and canonical (srcpath.h). */
 int symbols_line(struct symbols *s, uint64_t addr, const char **file, int *line);
 
 /* The compilation directory of addr's line (relative source file names
@@ -45,7 +52,8 @@ const char *symbols_inlined(struct symbols *s, uint64_t addr);
 /* The file the symbols came from. */
 const char *symbols_path(const struct symbols *s);
 
-/* A C++ name demangled (malloc'd), or a copy of name. */
+/* A C++, Rust (legacy or v0) or D name demangled (malloc'd), or a copy
+   of name. */
 char *demangle(const char *name);
 
 #endif

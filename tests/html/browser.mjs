@@ -59,7 +59,7 @@ async function clickFunction(page, name) {
 // The hottest line the text report names for a function.
 function hottestLine(lines, fn) {
 	const r = lines.find((x) => x.function === fn);
-	return r ? r.line : null;
+	return r ? r.file + ':' + r.line : null;
 }
 
 async function hottestShown(page) {
