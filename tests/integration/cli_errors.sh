@@ -56,8 +56,9 @@ expect "command line too long" "cmdline.prof: corrupt header: a command line" \
 	"$profil" report cmdline.prof
 cp good.prof stats.prof; poke stats.prof 88 '\001\002\003\004'
 expect "statistics that do not add up" "stats.prof: statistics do not add up" "$profil" report stats.prof
-# The first segment comes after the thread table (threads_size at 176).
-seg=$((4096 + $(od -An -tu8 -j176 -N8 good.prof)))
+# The first segment comes after the thread table (threads_size at 176)
+# and the outside table (outside_pcs at 4064, 16 bytes a slot).
+seg=$((4096 + $(od -An -tu8 -j176 -N8 good.prof) + 16 * $(od -An -tu8 -j4064 -N8 good.prof)))
 # A counter raised: the counters no longer hold what the header says.
 cp good.prof counts.prof; poke counts.prof $((seg + 4104)) '\001\001\001\001'
 expect "counts that do not add up" "counts.prof: counts do not add up" "$profil" report counts.prof
@@ -65,6 +66,9 @@ cp good.prof width.prof; poke width.prof $((seg + 68)) '\003\0\0\0'
 expect "bad counter width" "width.prof: corrupt segment" "$profil" report width.prof
 # The thread table: its size (thread_entries at 160), and its counts
 # (entry 0's samples at 4096 + 24).
+# The outside table: its size (outside_pcs at 4064), not a power of two.
+cp good.prof osize.prof; poke osize.prof 4064 '\003\0\0\0'
+expect "bad outside table" "osize.prof: corrupt header: an outside table" "$profil" report osize.prof
 cp good.prof tsize.prof; poke tsize.prof 160 '\377\377\377\0'
 expect "bad thread table" "tsize.prof: corrupt header: a thread table" "$profil" report tsize.prof
 cp good.prof tcount.prof; poke tcount.prof $((4096 + 24)) '\001\001\001\001'
