@@ -10,12 +10,19 @@
  * It prints "jit PERCENT": the share of its CPU time spent in the
  * copied loop.
  *
+ * jit MS fill FILE: the same, but first writes FILE until its file
+ * system is full (tests/integration/hostile_disk.sh), with a SIGBUS
+ * handler that exits 99: a profiler that faults on the full disk while
+ * the program runs its JIT code must not reach it.
+ *
  * x86-64 only: the loop is "sub $1,%rdi; jnz; ret".
  */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,10 +49,36 @@ static double cpu_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static void bus(int sig)
+{
+	(void)sig;
+	_exit(99);
+}
+
+/* Write zeros to path until the file system is full. */
+static int fill(const char *path)
+{
+	static char zeros[65536];
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0) {
+		perror(path);
+		return -1;
+	}
+	while (write(fd, zeros, sizeof zeros) > 0)
+		;
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	double total = argc > 1 ? atof(argv[1]) : 1000;
 	int map = argc > 2 && strcmp(argv[2], "map") == 0;
+	if (argc > 3 && strcmp(argv[2], "fill") == 0) {
+		signal(SIGBUS, bus);
+		if (fill(argv[3]) != 0)
+			return 1;
+	}
 	unsigned char *mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {

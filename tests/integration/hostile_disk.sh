@@ -20,6 +20,8 @@ cc -O2 -g -pthread -DWITH_LIBPROFIL -I"$root/include" $san_cflags -o mon "$root/
 cc -pg -O2 -pthread -I"$root/include" $san_cflags -o work "$root/tests/gmon/work.c" \
 	-L"$lib" -Wl,-rpath,"$lib" -lprofil || exit 1
 cc -O2 -g -o spin "$root/tests/cli/spin.c" || exit 1
+jit=
+[ "$(uname -m)" = x86_64 ] && cc -O2 -g -o jit "$root/tests/cli/jit.c" && jit=./jit
 mkdir disk
 san_env=
 [ -n "$asan_pre" ] && san_env="LD_PRELOAD=$asan_pre ASAN_OPTIONS=detect_leaks=0"
@@ -45,6 +47,21 @@ grep -q "^1 process lost samples: the file system had no room" rep || no "fillin
 echo "filling: $(grep -c . err) line(s): $(head -n 1 err); $(sed -n 2p rep)" >> result
 cp -r disk/mid.prof mid.prof
 rm -rf disk/*
+
+# JIT code (tests/cli/jit.c) on a disk full once the file is made: the
+# outside table, where its pcs go, gets no page; the program, whose
+# SIGBUS handler exits 99, never sees a fault, and its samples are still
+# the JIT row (at no pc kept).
+if [ -n "$jit" ]; then
+	$prun_cmd -o disk/jit.prof $jit 300 fill disk/fill > out 2> err
+	st=$?
+	[ $st -eq 0 ] && grep -q '^jit [0-9]' out || no "jit on a full disk: status $st, output $(cat out) $(cat err)"
+	"$profil" report --format csv disk/jit.prof > jit.csv 2> rep.err || no "jit on a full disk: report: $(cat rep.err)"
+	row=$(awk -F, '$5 == "[JIT or anonymous code]" { print $1 }' jit.csv)
+	[ -n "$row" ] || no "jit on a full disk: no JIT row: $(cat jit.csv)"
+	echo "jit on a full disk: status $st, $(cat out), JIT row ${row}%" >> result
+	rm -rf disk/*
+fi
 
 # Full from the start: profil run's file.
 fill
@@ -81,7 +98,7 @@ echo "mon.out: at exit and monitor(NULL), ENOSPC" >> result
 CASES
 
 if [ "$(id -u)" -eq 0 ]; then ns="unshare -m"; else ns="unshare -rm"; fi
-tmp=$tmp profil=$profil prun_cmd=$prun_cmd lib=$lib san_env=$san_env $ns sh cases.sh ||
+tmp=$tmp profil=$profil prun_cmd=$prun_cmd lib=$lib san_env=$san_env jit=$jit $ns sh cases.sh ||
 	no "cannot make a mount namespace ($ns)"
 if grep -q "cannot mount" result 2>/dev/null; then
 	no "cannot mount a tmpfs here ($ns): the full disk is not tested"
