@@ -425,7 +425,7 @@ static void add_thread_table(void)
 static void add_outside_table(void)
 {
 	uint64_t at = header->end, size = profile_outside_size(OUTSIDE_PCS);
-	if (fits(at + size) != 0 || ftruncate(fd, (off_t)(at + size)) != 0)
+	if (size_file(at + size) != 0)
 		return;
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
 	if (p == MAP_FAILED)
