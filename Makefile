@@ -190,7 +190,7 @@ $(PROFIL): $(CLI_OBJ)
 # Tests --------------------------------------------------------------
 
 deps:
-	@sh scripts/setup.sh
+	@sh scripts/setup.sh --test
 
 # Unit tests link the static library, so they reach its internal
 # (hidden) functions too.
@@ -377,7 +377,7 @@ DEB_TREE := Makefile VERSION LICENSE README.md profil.pc.in include src man exam
 
 deb:
 	@for t in dpkg-buildpackage dh lintian; do command -v $$t >/dev/null || \
-		{ echo "make deb: $$t is missing (sh scripts/setup.sh installs it)" >&2; exit 1; }; done
+		{ echo "make deb: $$t is missing (sh scripts/setup.sh --test installs it)" >&2; exit 1; }; done
 	@v=$$(dpkg-parsechangelog -l debian/changelog -S Version) && [ "$$v" = "$(VERSION)" ] || \
 		{ echo "debian/changelog: its top entry is $$v but VERSION says $(VERSION): add an entry (dch -v $(VERSION))" >&2; exit 1; }
 	rm -rf $(DEB_DIR)

@@ -1,32 +1,49 @@
 #!/bin/sh
-# setup.sh - install what profil needs to build and test, from Debian's
-# packages, when it is missing.  Run before make exists on a fresh
-# machine: `sh scripts/setup.sh && make check`.  Prints one line when
-# everything is already there.
+# setup.sh [--test] - install what profil needs from Debian's packages,
+# when it is missing.  Run before make exists on a fresh machine:
+#
+#   sh scripts/setup.sh && make example        what building and running need
+#   sh scripts/setup.sh --test && make check   that, and every test tool
+#
+# Prints one line when everything is already there.
 set -e
 
-# Debian package names; add new needs here.  chromium: the browser
-# tests of report --html (tests/html/, driven by playwright-core).
+# Building libprofil and the command, and running profil run: the
+# compiler, elfutils (symbols, lines), zlib and protobuf-c (pprof),
+# libiberty (Rust and C++ names).
+PACKAGES="make gcc libc6-dev pkg-config binutils
+	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
+	libiberty-dev"
+
+# --test adds the test tools.  chromium: the browser tests of report
+# --html (tests/html/, driven by playwright-core, from npm).
 # libclang-rt-14-dev: libFuzzer for make fuzz; valgrind:
 # tests/integration/valgrind.sh.  dpkg-dev, debhelper and lintian: make
-# deb (debian/control's Build-Depends are among the packages above);
+# deb (debian/control's Build-Depends are among these packages);
 # man-db: the tests find the installed manual pages with man -M.
 # zstd: a program with a SIGBUS handler of its own, in
 # tests/integration/full_disk.sh.  redis-server, redis-tools: the real
 # server profil run -p attaches to (tests/integration/cli_attach_redis.sh).
-# The arm64 pass (make ARCH=aarch64, make test-emulated) on another
-# machine: the cross compiler and binutils (aarch64-linux-gnu-gprof),
+# golang-go: go tool pprof reads the exports; linux-perf: the
+# comparisons with perf record.  The arm64 pass (make ARCH=aarch64, make
+# test-emulated): the cross compiler and binutils (aarch64-linux-gnu-gprof),
 # qemu-user to run the programs, and from Debian's arm64 archive
 # (multiarch) cmocka for the unit tests, which brings the arm64 libc that
 # qemu-user runs them with.
-PACKAGES="make gcc clang libc6-dev pkg-config libcmocka-dev binutils
-	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler g++
-	libiberty-dev
+tests=
+case "${1:-}" in
+--test) tests=1 ;;
+"") ;;
+*) echo "setup: unknown argument '$1' (--test adds the test tools)" >&2; exit 2 ;;
+esac
+if [ -n "$tests" ]; then
+	PACKAGES="$PACKAGES clang libcmocka-dev g++
 	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2
 	dpkg-dev debhelper lintian man-db zstd redis-server redis-tools"
-if [ "$(uname -m)" = x86_64 ]; then
-	PACKAGES="$PACKAGES gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-	binutils-aarch64-linux-gnu qemu-user libcmocka-dev:arm64"
+	if [ "$(uname -m)" = x86_64 ]; then
+		PACKAGES="$PACKAGES gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+		binutils-aarch64-linux-gnu qemu-user libcmocka-dev:arm64"
+	fi
 fi
 
 # A package installed for two architectures (libcmocka-dev) is known
@@ -37,14 +54,18 @@ for p in $PACKAGES; do
 	dpkg -s "$p" >/dev/null 2>&1 || dpkg -s "$p:$native" >/dev/null 2>&1 \
 		|| missing="$missing $p"
 done
-# Node.js and npm, from Debian unless some other install provides them.
-command -v node >/dev/null 2>&1 || missing="$missing nodejs"
-command -v npm >/dev/null 2>&1 || missing="$missing npm"
+# Node.js and npm (the browser tests), from Debian unless some other
+# install provides them.
+if [ -n "$tests" ]; then
+	command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+	command -v npm >/dev/null 2>&1 || missing="$missing npm"
+fi
 
 # The npm packages of tests/html, exactly as its package-lock.json says
 # (npm ci writes node_modules/.package-lock.json).
 root=$(cd "$(dirname "$0")/.." && pwd)
 npm_current() {
+	[ -z "$tests" ] && return 0
 	[ -f "$root/tests/html/node_modules/.package-lock.json" ] \
 		&& [ ! "$root/tests/html/package-lock.json" -nt "$root/tests/html/node_modules/.package-lock.json" ]
 }
@@ -56,7 +77,7 @@ npm_ci() {
 
 if [ -z "$missing" ]; then
 	if npm_current; then
-		echo "setup: all build and test dependencies present"
+		echo "setup: all ${tests:+build and test }dependencies present"
 		exit 0
 	fi
 	npm_ci
