@@ -102,8 +102,9 @@ static void warnings(FILE *f, const struct model *m)
 		WARN("%s", running);
 	if (*killed)
 		WARN("%s", killed);
-	if (m->gmon_files && m->gmon_files == m->nfiles)
-		WARN("gmon.out: no statistics beyond the counts");
+	if (m->gmon_unrecorded)
+		WARN("gmon.out without a .stats beside it: CPU time and samples outside "
+		     "the text not recorded");
 #undef WARN
 	putc(']', f);
 }

@@ -18,6 +18,7 @@
 #include "../../include/profil.h"
 #include "../common/bins.h"
 #include "../format/gmon.h"
+#include "../format/gmon_stats.h"
 #include "../format/profile.h"
 #include "cli.h"
 #include "model.h"
@@ -204,9 +205,30 @@ static int add_gmon(struct model *m, const char *path)
 	gmon_free(&g);
 	if (!m->hz && rate)
 		m->hz = rate;
+	/* The companion libprofil writes: CPU time and the samples the
+	   histogram cannot hold.  Without it (glibc's runtime) they are
+	   not known, and the report says so rather than 0. */
+	struct gmon_stats st;
+	int r = gmon_stats_read(path, &st, why, sizeof why);
+	if (r < 0)
+		error_line("%s; its statistics are left out", why);
+	if (r == 0) {
+		m->outside += st.outside;
+		m->saturated += st.saturated;
+		m->lost += st.lost;
+		m->taken += st.outside + st.saturated + st.lost;
+		m->observed += sum + st.outside + st.saturated;
+		/* By the samples, 1/rate each as gprof counts them, so that
+		   seconds agree with gprof's; the clock's figure is the
+		   check on it (gmon_outside.sh). */
+		m->cpu_ns += rate ? sat_u64((sum + st.outside + st.saturated + st.lost)
+					    * (1e9 / rate)) : st.cpu_ns;
+	} else {
+		m->gmon_unrecorded++;
+		m->cpu_ns += rate ? sat_u64(sum * (1e9 / rate)) : 0;
+	}
 	m->taken += sum;
 	m->counted += sum;
-	m->cpu_ns += rate ? sat_u64(sum * (1e9 / rate)) : 0;
 	if (!m->nfiles)
 		snprintf(m->command, sizeof m->command, "%.255s", exe);
 	m->nfiles++;

@@ -91,6 +91,7 @@ struct model {
 	unsigned running;	/* of those, processes still running when read */
 	int32_t running_pid;	/* the first of them */
 	unsigned gmon_files;	/* gmon.out files: no statistics but counts */
+	unsigned gmon_unrecorded; /* of them, without a .stats beside them */
 	unsigned system_files;	/* files with system counts per pc */
 	uint32_t hz;
 	int backend;

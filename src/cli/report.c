@@ -77,18 +77,30 @@ static void header(const struct model *m, double each)
 	if (m->filter)
 		snprintf(cpu, sizeof cpu, "%.3f s of CPU time in the threads kept (%.3f s in all)",
 			 m->kept * each, m->cpu_ns / 1e9);
+	else if (m->gmon_unrecorded)
+		/* glibc's gmon.out: the samples in the text are all it holds. */
+		snprintf(cpu, sizeof cpu, "CPU time not recorded (%.3f s in the program's text)",
+			 m->cpu_ns / 1e9);
 	else
 		snprintf(cpu, sizeof cpu, "%.3f s of CPU time", m->cpu_ns / 1e9);
 	printf("Flat profile: %" PRIu64 " samples in %u profile%s%s, %s, each sample %.3f ms\n",
 	       model_samples(m), m->nfiles, m->nfiles == 1 ? "" : "s", runs, cpu, each * 1e3);
 	filter_line(m);
-	printf("samples taken %" PRIu64 " = counted %" PRIu64 " + outside %" PRIu64
-	       " + dropped %" PRIu64 " (saturated %" PRIu64 ", lost %" PRIu64 "); %" PRIu64
-	       " for time in the kernel\n",
-	       m->taken, m->counted, m->outside, m->saturated + m->lost, m->saturated, m->lost,
-	       m->system);
+	if (m->gmon_unrecorded) {
+		printf("samples taken not recorded = counted %" PRIu64 " + outside not recorded"
+		       " + dropped not recorded (%u gmon.out file%s without statistics)\n",
+		       m->counted, m->gmon_unrecorded, m->gmon_unrecorded == 1 ? "" : "s");
+	} else {
+		printf("samples taken %" PRIu64 " = counted %" PRIu64 " + outside %" PRIu64
+		       " + dropped %" PRIu64 " (saturated %" PRIu64 ", lost %" PRIu64 "); %" PRIu64
+		       " for time in the kernel\n",
+		       m->taken, m->counted, m->outside, m->saturated + m->lost, m->saturated,
+		       m->lost, m->system);
+	}
 	if (m->gmon_files == m->nfiles) {
-		printf("rate %u Hz (gmon.out: no statistics beyond the counts)\n\n", m->hz);
+		printf("rate %u Hz (gmon.out: %s)\n\n", m->hz,
+		       m->gmon_unrecorded ? "no statistics beyond the counts"
+					  : "statistics from the .stats file beside it");
 		return;
 	}
 	printf("rate %u Hz asked, %.0f observed; %" PRIu64 " thread%s sampled", m->hz,
@@ -146,11 +158,16 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		       "system_samples,system_percent,calls,self_ms_per_call,total_ms_per_call\n",
 		       opt->by == BY_LINE ? "file,line" : what, opt->by == BY_LINE ? ",function" : "");
 	} else if (opt->fmt == FMT_JSON) {
-		printf("{\"samples\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"outside\":%" PRIu64
-		       ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cpu_seconds\":%.6f"
-		       ",\"system\":%" PRIu64 ",\"hz\":%u,\"observed\":%" PRIu64 ",\"backend\":\"%s\",\"threads\":%" PRIu64
+		if (m->gmon_unrecorded)	/* not known: null, never 0 */
+			printf("{\"samples\":%" PRIu64 ",\"taken\":null,\"outside\":null"
+			       ",\"saturated\":null,\"lost\":null,\"cpu_seconds\":null",
+			       m->counted);
+		else
+			printf("{\"samples\":%" PRIu64 ",\"taken\":%" PRIu64 ",\"outside\":%" PRIu64
+			       ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cpu_seconds\":%.6f",
+			       m->counted, m->taken, m->outside, m->saturated, m->lost, m->cpu_ns / 1e9);
+		printf(",\"system\":%" PRIu64 ",\"hz\":%u,\"observed\":%" PRIu64 ",\"backend\":\"%s\",\"threads\":%" PRIu64
 		       ",\"files\":%u,",
-		       m->counted, m->taken, m->outside, m->saturated, m->lost, m->cpu_ns / 1e9,
 		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
 		printf("\"runs\":%zu,\"programs\":%zu,\"unfinished\":%u,\"still_running\":%u,",
 		       m->origins.nruns, m->origins.nprograms, m->unfinished, m->running);

@@ -62,7 +62,7 @@ awk -v s="$s" 'BEGIN { exit !(s >= 0.1 && s <= 0.3) }' ||
 rm -f gmon.*
 ./work twice > out 2> err || fail "work twice exited $?"
 pid=$(sed -n 's/^pid=//p' out)
-[ "$(ls gmon.* | wc -l)" = 1 ] || fail "twice: files $(ls gmon.*)"
+[ "$(ls gmon.*.out | wc -l)" = 1 ] || fail "twice: files $(ls gmon.*)"
 [ "$(calls work "gmon.work.$pid.out" counted)" = 1000 ] || fail "twice: counted() not 1000 calls"
 [ -s err ] && fail "twice: said something: $(cat err)"
 done_testing

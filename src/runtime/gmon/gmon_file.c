@@ -372,6 +372,49 @@ static int write_in(int dir, void (*emit)(struct gmon_out *out, void *arg), void
 	return 0;
 }
 
+/*
+ * The companion beside the file just placed: the same temporary name
+ * and rename, so it is whole or absent.  It replaces an older companion
+ * of this file (ours: the name is the placed file's plus a suffix).
+ */
+int gmon_file_write_beside(const char *suffix, const char *text, size_t len)
+{
+	if (!f.placed)
+		return -1;
+	int dir = directory();
+	if (dir == -1 || make_name(f.suffix) != 0)
+		return -1;
+	char name[PATH_MAX + 16];
+	struct str n = { name, 0, sizeof name, 0 };
+	add(&n, f.name);
+	add(&n, suffix);
+	struct str t = { f.tmp, 0, sizeof f.tmp, 0 };
+	add(&t, name);
+	add(&t, ".tmp.");
+	add_num(&t, (unsigned long)syscall(SYS_gettid));
+	if (n.overflow || t.overflow)
+		return -1;
+	unlinkat(dir, f.tmp, 0);	/* left by a process killed while writing */
+	int fd = openat(dir, f.tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t w = write(fd, text + done, len - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	int r = close(fd) == 0 && done == len ? 0 : -1;
+	if (r == 0)
+		r = renameat(dir, f.tmp, dir, name);
+	if (r != 0)
+		unlinkat(dir, f.tmp, 0);
+	return r;
+}
+
 int gmon_file_write(void (*emit)(struct gmon_out *out, void *arg), void *arg)
 {
 	int dir = directory();

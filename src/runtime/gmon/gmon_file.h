@@ -27,6 +27,13 @@ void gmon_file_after_fork(void);
  */
 int gmon_file_write(void (*emit)(struct gmon_out *out, void *arg), void *arg);
 
+/*
+ * Write text in a file beside the one last written, named as it is with
+ * suffix added, whole or not at all; 0 or -1 (not reported).
+ * Async-signal-safe; the same one-writer rule.
+ */
+int gmon_file_write_beside(const char *suffix, const char *text, size_t len);
+
 /* The name last written, for messages and tests ("" if none). */
 const char *gmon_file_name(void);
 

@@ -41,6 +41,7 @@
 #include "gmon/gmon_arcs.h"
 #include "gmon/gmon_file.h"
 #include "core/sampler.h"
+#include "core/stats.h"
 #include "sinks/sink.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -163,6 +164,51 @@ static void writer_give(void)
 	atomic_store(&writer, 0);
 }
 
+/*
+ * What gmon.out cannot hold and gprof would not read if it did (it
+ * rejects a file with a record of a tag it does not know): the
+ * process's CPU time and the samples outside the text, in a companion
+ * file (gmon.out(5)).  Async-signal-safe: no stdio.
+ */
+static void put_line(char *buf, size_t *at, size_t cap, const char *key, uint64_t v)
+{
+	char d[24];
+	int i = sizeof d;
+	do
+		d[--i] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	size_t klen = strlen(key), dlen = sizeof d - (size_t)i;
+	if (*at + klen + 1 + dlen + 1 > cap)
+		return;
+	memcpy(buf + *at, key, klen);
+	buf[*at + klen] = ' ';
+	memcpy(buf + *at + klen + 1, d + i, dlen);
+	buf[*at + klen + 1 + dlen] = '\n';
+	*at += klen + dlen + 2;
+}
+
+static void write_stats(void)
+{
+	static char buf[512];	/* one writer at a time */
+	static const char magic[] = "profil-gmon-stats 1\n";
+	size_t at = sizeof magic - 1;
+	memcpy(buf, magic, at);
+	struct timespec ts;
+	uint64_t cpu = 0;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0)
+		cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	uint64_t counted = atomic_load(&stats.counted), outside = atomic_load(&stats.outside);
+	uint64_t saturated = atomic_load(&stats.saturated), lost = atomic_load(&stats.lost);
+	put_line(buf, &at, sizeof buf, "cpu_ns", cpu);
+	put_line(buf, &at, sizeof buf, "taken", counted + outside + saturated + lost);
+	put_line(buf, &at, sizeof buf, "counted", counted);
+	put_line(buf, &at, sizeof buf, "outside", outside);
+	put_line(buf, &at, sizeof buf, "saturated", saturated);
+	put_line(buf, &at, sizeof buf, "lost", lost);
+	put_line(buf, &at, sizeof buf, "system", atomic_load(&stats.system));
+	gmon_file_write_beside(".stats", buf, at);
+}
+
 /* Write the profile as it is now; unless wait, only if no other thread
    is writing.  Async-signal-safe. */
 static void write_profile(int wait)
@@ -172,7 +218,8 @@ static void write_profile(int wait)
 	if (!writer_take(wait))
 		return;
 	int saved = errno;
-	gmon_file_write(emit, NULL);
+	if (gmon_file_write(emit, NULL) == 0)
+		write_stats();
 	errno = saved;
 	writer_give();
 }
