@@ -42,9 +42,14 @@ for mode in fault_exit fault_longjmp own_fault kill_segv kill_bus kill_handled \
 	timeout -s KILL $limit ./plain $mode > want.out 2> want.err
 	want=$?
 	for be in $backends; do
-		env $san_env PROFIL_BACKEND=$be timeout -s KILL $limit ./linked $mode > got.out 2> got.err
-		st=$?
-		same "linked, $be" $mode
+		case "$asan_pre:$mode" in
+		?*:altstack|?*:tinystack)
+			# ASan's own handlers need more than a small stack holds.
+			echo "not run: $mode linked with ASan (its runtime's stack needs)" ;;
+		*)	env $san_env PROFIL_BACKEND=$be timeout -s KILL $limit ./linked $mode > got.out 2> got.err
+			st=$?
+			same "linked, $be" $mode ;;
+		esac
 		timeout -s KILL $limit $prun_cmd --backend $be -o run.prof ./plain $mode > got.out 2> got.err
 		st=$?
 		same "profil run, $be" $mode
