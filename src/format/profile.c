@@ -133,6 +133,47 @@ static int check_threads(struct profile *p, char *why, size_t len)
 	return 0;
 }
 
+/*
+ * The extension page of a version 4 header, which must come at byte at
+ * (where the tables before it end), and its stack table: p->ext,
+ * p->stacks, p->frames.
+ */
+static int check_ext(struct profile *p, uint64_t at, char *why, size_t len)
+{
+	const struct profile_header *h = p->header;
+	if (h->ext_at != at || PROFILE_PAGE > h->end - at)
+		return fail(why, len, "corrupt header: an extension page at byte %llu",
+			    (unsigned long long)h->ext_at);
+	const struct profile_ext *e = (const void *)((const char *)p->map + at);
+	uint64_t size = PROFILE_PAGE;
+	if (e->stacks_at || e->stack_slots) {
+		if (!e->stack_slots || e->stack_slots > PROFILE_STACK_SLOTS_MAX
+		    || (e->stack_slots & (e->stack_slots - 1)) || e->frames_cap > PROFILE_FRAMES_MAX
+		    || e->stacks_at != at + PROFILE_PAGE
+		    || e->frames_at != e->stacks_at + profile_stacks_size(e->stack_slots))
+			return fail(why, len, "corrupt extension page: a stack table of %llu slots at "
+				    "byte %llu, %llu frames at byte %llu",
+				    (unsigned long long)e->stack_slots,
+				    (unsigned long long)e->stacks_at,
+				    (unsigned long long)e->frames_cap,
+				    (unsigned long long)e->frames_at);
+		size += profile_stacks_size(e->stack_slots) + profile_frames_size(e->frames_cap);
+	}
+	if (e->size != size)
+		return fail(why, len, "corrupt extension page: %llu bytes, its tables take %llu",
+			    (unsigned long long)e->size, (unsigned long long)size);
+	if (size > h->end - at)
+		return fail(why, len, "truncated: the stack table runs past the end");
+	p->ext = e;
+	if (e->stack_slots) {
+		p->stacks = (const void *)((const char *)p->map + e->stacks_at);
+		p->nstacks = e->stack_slots;
+		p->frames = (const void *)((const char *)p->map + e->frames_at);
+		p->nframes = e->frames_used < e->frames_cap ? e->frames_used : e->frames_cap;
+	}
+	return 0;
+}
+
 int profile_open(struct profile *p, const char *path, char *why, size_t len)
 {
 	memset(p, 0, sizeof *p);
@@ -234,6 +275,13 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 		p->outside = (const void *)((const char *)map + at);
 		p->noutside = h->outside_pcs;
 		at += profile_outside_size(h->outside_pcs);
+	}
+	if (h->version >= 4 && h->ext_at) {
+		if (check_ext(p, at, why, len) != 0) {
+			profile_close(p);	/* why is written */
+			return -1;
+		}
+		at += p->ext->size;
 	}
 	for (uint32_t i = 0; i < h->nsegments; i++) {
 		if (at + PROFILE_PAGE > h->end) {

@@ -22,7 +22,8 @@
 #include <stdint.h>
 
 #define PROFILE_MAGIC "PROFIL\x7fP"	/* 8 bytes */
-#define PROFILE_VERSION 3		/* 2: the thread table; 3: outside pcs */
+#define PROFILE_VERSION 4		/* 2: the thread table; 3: outside pcs;
+					   4: the extension page, stacks */
 #define PROFILE_VERSION_MIN 1		/* still read: no thread table */
 #define PROFILE_PAGE 4096u		/* header and segment heads */
 #define PROFILE_PATH_MAX 3832u
@@ -69,7 +70,7 @@ struct profile_header {
 	uint64_t threads_size;	/* its bytes, page-aligned */
 	uint64_t thread_pcs;	/* slots of its pc pool (a power of two) */
 	uint64_t unattributed;	/* of counted: in no thread (table not writable) */
-	uint64_t reserved[1];
+	uint64_t ext_at;	/* version 4: byte offset of struct profile_ext, or 0 */
 	char command[256];	/* argv[0] of the program, NUL-terminated */
 	/* The whole command line as /proc/self/cmdline had it at start:
 	   each argument NUL-terminated, the last one perhaps cut short
@@ -214,6 +215,84 @@ static inline uint64_t profile_outside_size(uint64_t npcs)
 	return (bytes + PROFILE_PAGE - 1) / PROFILE_PAGE * PROFILE_PAGE;
 }
 
+/*
+ * Version 4: one page of struct profile_ext at header.ext_at, right after
+ * the outside table (or wherever the tables before it end), for what
+ * the header page has no room for; then, if stacks were recorded, the
+ * stack table and its frame pool, and after them the segments.
+ *
+ * The stack table (SPEC section 10) holds each distinct (thread entry,
+ * stack) once with its count: stack_slots slots (a power of two) of
+ * struct profile_stack at stacks_at, open-addressed by hash, and a pool
+ * of frames_cap pcs (uint64_t, runtime addresses, innermost first: the
+ * sampled pc, then each return address) at frames_at that slots point
+ * into.  A writer claims a slot (hash from 0), writes its pcs, then sets
+ * ready; a reader takes only ready slots whose pcs lie in the pool's
+ * used part.  The same stack may sit in two slots (two threads writing
+ * it at once): readers add them up.
+ */
+enum profile_stop {		/* why a walk ended: the index of stop[] */
+	PROFILE_STOP_COMPLETE = 0,	/* reached the outermost frame */
+	PROFILE_STOP_NO_OBJECT,		/* a pc in no object with unwind tables */
+	PROFILE_STOP_NO_CFI,		/* no usable rule for the pc */
+	PROFILE_STOP_BAD_READ,		/* a read outside the stack, or one that faulted */
+	PROFILE_STOP_DEPTH,		/* deeper than max_depth: the innermost kept */
+	PROFILE_STOP_NOT_INCREASING,	/* the frame address went backwards */
+	PROFILE_STOP_COPY,		/* past the end of perf's copy of the stack */
+	PROFILE_STOP_COUNT = 16
+};
+
+struct profile_ext {
+	uint64_t size;		/* bytes from ext_at to the first segment */
+	uint64_t stacks_at;	/* byte offset of the stack slots; 0: no stacks */
+	uint64_t stack_slots;	/* a power of two */
+	uint64_t frames_at;	/* byte offset of the frame pool */
+	uint64_t frames_cap;	/* pcs the pool holds */
+	uint64_t frames_used;	/* pcs handed out; stacks past frames_cap
+				   were not kept (counted in stacks_unplaced) */
+	uint32_t max_depth;	/* frames a walk keeps at most */
+	uint32_t stack_copy;	/* perf backend: bytes of stack copied per
+				   sample; 0: stacks walked in place */
+	uint64_t stacks;	/* of counted: samples whose stack is in a slot */
+	uint64_t stacks_unplaced; /* of counted: with stacks on, samples whose
+				   stack found no slot or no room */
+	uint64_t stop[PROFILE_STOP_COUNT]; /* walks by why they ended */
+	uint64_t reserved[487];
+};
+
+/* One distinct stack of one thread entry: 32 bytes. */
+struct profile_stack {
+	uint64_t hash;		/* of (entry, pcs); 0: a free slot */
+	uint32_t count;		/* samples (saturating) */
+	uint32_t system;	/* of them, for time in the kernel */
+	uint32_t frames;	/* index of its first pc in the pool */
+	uint32_t entry;		/* thread-table entry; 0 with no table */
+	uint16_t depth;		/* pcs, at least 1 */
+	uint8_t stop;		/* enum profile_stop */
+	uint8_t ready;		/* 1 once frames and depth are written */
+	uint32_t reserved;
+};
+
+#define PROFILE_STACK_SLOTS_MAX (1u << 24)
+#define PROFILE_FRAMES_MAX (UINT64_C(1) << 28)
+#define PROFILE_DEPTH_MAX 1024u
+
+_Static_assert(sizeof(struct profile_ext) == PROFILE_PAGE, "extension page");
+_Static_assert(sizeof(struct profile_stack) == 32, "stack slot");
+_Static_assert(offsetof(struct profile_header, ext_at) == 200, "ext_at");
+
+/* Bytes of a stack table of n slots, and of a pool of n pcs. */
+static inline uint64_t profile_stacks_size(uint64_t n)
+{
+	uint64_t bytes = n * sizeof(struct profile_stack);
+	return (bytes + PROFILE_PAGE - 1) / PROFILE_PAGE * PROFILE_PAGE;
+}
+static inline uint64_t profile_frames_size(uint64_t n)
+{
+	uint64_t bytes = n * sizeof(uint64_t);
+	return (bytes + PROFILE_PAGE - 1) / PROFILE_PAGE * PROFILE_PAGE;
+}
+
 /* Bytes a segment of n counters of width w takes, head included. */
 static inline uint64_t profile_segment_size(uint64_t n, uint32_t width)
 {
@@ -248,7 +327,26 @@ struct profile {
 	/* The outside table (version 3), checked; noutside 0 if none. */
 	const struct profile_pc *outside;
 	uint64_t noutside;
+	/* Version 4: the extension page, or NULL; its stack table, checked
+	   (nstacks 0 if none), and the used part of its frame pool. */
+	const struct profile_ext *ext;
+	const struct profile_stack *stacks;
+	uint64_t nstacks;
+	const uint64_t *frames;
+	uint64_t nframes;
 };
+
+/* The pcs of a slot of p->stacks, innermost first, or NULL for a free,
+   unfinished or corrupt slot (a reader skips it). */
+static inline const uint64_t *profile_stack_pcs(const struct profile *p,
+						const struct profile_stack *s)
+{
+	if (!s->hash || s->ready != 1 || !s->depth || s->depth > PROFILE_DEPTH_MAX
+	    || s->frames > p->nframes || s->depth > p->nframes - s->frames
+	    || s->entry >= (p->nthreads ? p->nthreads : 1) || !s->count)
+		return NULL;
+	return p->frames + s->frames;
+}
 
 /*
  * Read and check a file.  Returns 0, or -1 with a one-line reason in
