@@ -331,8 +331,9 @@ example: all
 	cd $(B)/example-run && $(abspath $(PROFIL)) run $(abspath $(EXAMPLE)) \
 		&& $(abspath $(PROFIL)) report --threshold 0.5
 
-bench: lib
+bench: lib $(PROFIL)
 	@sh bench/run.sh $(B)
+	@sh bench/loops.sh $(B)
 
 # The HTML page of a made-up profile of 100 000 functions and 1 000 000
 # addresses: its size, and chromium's time to show it.

@@ -32,4 +32,18 @@ echo "$table" | awk '$2 != "n/a" && $2 !~ /^[0-9]+$/ { print "not ok: row " $1 "
 	$1 == "libprofil_perf:10000" && ($2 < 5000 || $2 > 15000) { print "not ok: perf 10 kHz achieved " $2; bad = 1 }
 	$1 == "libprofil_timer:100" && ($2 < 20 || $2 > 150) { print "not ok: timer 100 Hz achieved " $2; bad = 1 }
 	END { exit bad }' || fail=1
+# The loops of bench/loops.sh: a ratio for each loop under each of
+# profil's backends that this machine allows.
+loops=$(sh "$root/bench/loops.sh" "$B" --quick 2>&1)
+echo "$loops"
+cols=3	# loop, bare prog, bare tree
+echo "$loops" | grep -q "profil perf" && perf=1 || perf=
+for w in getc read malloc procs; do
+	echo "$loops" | awk -v w="$w" -v perf="$perf" '$1 == w { found = 1
+		# timer: prog x, tree x; perf: the two after them
+		n = perf ? 7 : 5
+		for (i = 4; i <= n; i++) if ($i != "-" && $i !~ /^[0-9]+\.[0-9]+$/) exit 1
+		if ($5 !~ /^[0-9]/ || (perf && $7 !~ /^[0-9]/)) exit 1 }
+		END { exit !found }' || { echo "not ok: loops row $w missing or without ratios"; fail=1; }
+done
 exit $fail

@@ -1,0 +1,102 @@
+#!/bin/sh
+# loops.sh BUILD [--quick] - what profiling costs a program that calls
+# cheap library functions in a loop (getc, a 1-byte read, malloc/free),
+# and a tree of 200 short processes, at 1000 samples a CPU-second: bare,
+# under profil run with each backend, under perf record and under
+# gperftools' libprofiler, interleaved, the least of RUNS runs each.
+#   prog x  the program's own CPU time over bare (it prints its own
+#           getrusage, so the profiler's processes are not in it)
+#   tree x  the whole tree's, profil's and perf's own processes included
+# The target for each loop under each of profil's backends is 1.03x.
+set -u
+B=$(cd "${1:-build}" && pwd)
+QUICK=${2:-}
+root=$(cd "$(dirname "$0")/.." && pwd)
+profil="$B/bin/profil"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+CC=${CC:-cc}
+$CC -O2 -o "$tmp/loops" "$root/bench/loops.c" || exit 1
+$CC -O2 -o "$tmp/treecpu" "$root/bench/treecpu.c" || exit 1
+if [ -n "$QUICK" ]; then RUNS=1; SCALE=20; else RUNS=5; SCALE=1; fi
+
+gperf=$(ls /usr/lib/*/libprofiler.so.0 2>/dev/null | head -n 1)
+perf_ok=
+command -v perf >/dev/null 2>&1 &&
+	perf record -q -e cpu-clock -F 100 -o "$tmp/probe.data" -- true >/dev/null 2>&1 && perf_ok=1
+perf_pf=
+[ "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)" -le 2 ] && perf_pf=1
+
+cat > "$tmp/procs.sh" <<'SH'
+i=0
+while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done
+SH
+
+# The workloads: name, then the command (about a CPU-second each bare).
+work() {	# NAME: its command line
+	case $1 in
+	getc)	echo "$tmp/loops getc $((300000000 / SCALE))" ;;
+	read)	echo "$tmp/loops read $((4000000 / SCALE))" ;;
+	malloc)	echo "$tmp/loops malloc $((100000000 / SCALE))" ;;
+	procs)	echo "sh $tmp/procs.sh" ;;
+	esac
+}
+
+configs="bare timer"
+[ -n "$perf_pf" ] && configs="$configs perf"
+[ -n "$perf_ok" ] && configs="$configs record"
+[ -n "$gperf" ] && configs="$configs gperf"
+
+one() {	# CONFIG COMMAND...: "prog tree" seconds
+	cfg=$1; shift
+	cd "$tmp" && rm -rf out out.data out.prof
+	case $cfg in
+	bare)	set -- "$@" ;;
+	timer)	set -- "$profil" run --backend timer -F 1000 -o out "$@" ;;
+	perf)	set -- "$profil" run --backend perf -F 1000 -o out "$@" ;;
+	record)	set -- perf record -q -e cpu-clock -F 1000 -o out.data -- "$@" ;;
+	gperf)	set -- env LD_PRELOAD="$gperf" CPUPROFILE=out.prof CPUPROFILE_FREQUENCY=1000 "$@" ;;
+	esac
+	tree=$("$tmp/treecpu" "$@" 2> err) || { echo "- -"; return; }
+	prog=$(grep -E '^[0-9]+\.[0-9]+$' err | tail -n 1)
+	echo "${prog:--} $tree"
+}
+
+: > "$tmp/results"
+for w in getc read malloc procs; do
+	for r in $(seq $RUNS); do
+		for c in $configs; do
+			echo "$w $c $(one "$c" $(work "$w"))" >> "$tmp/results"
+		done
+	done
+done
+
+echo "Cost of profiling cheap calls in a loop and 200 short processes, 1000 Hz"
+echo "(CPU time over bare, the least of $RUNS runs each; prog: the program's own, tree: all processes)"
+awk -v configs="$configs" '
+	function least(k) { return k in best ? best[k] : -1 }
+	{ for (f = 3; f <= 4; f++) if ($f != "-") { k = $1 SUBSEP $2 SUBSEP f
+		if (!(k in best) || $f < best[k]) best[k] = $f } }
+	END {
+		n = split(configs, cf, " ")
+		name["bare"] = "bare s"; name["timer"] = "profil timer"; name["perf"] = "profil perf"
+		name["record"] = "perf record"; name["gperf"] = "gperftools"
+		printf "%-8s", "loop"
+		for (i = 1; i <= n; i++) printf " %18s", name[cf[i]]
+		printf "\n%-8s", ""
+		for (i = 1; i <= n; i++) printf " %18s", i == 1 ? "prog   tree" : "prog x  tree x"
+		printf "\n"
+		split("getc read malloc procs", ws, " ")
+		for (j = 1; j <= 4; j++) {
+			w = ws[j]; printf "%-8s", w
+			bp = least(w SUBSEP "bare" SUBSEP 3); bt = least(w SUBSEP "bare" SUBSEP 4)
+			for (i = 1; i <= n; i++) {
+				p = least(w SUBSEP cf[i] SUBSEP 3); t = least(w SUBSEP cf[i] SUBSEP 4)
+				if (i == 1) { printf " %8s %9.3f", w == "procs" ? "-" : sprintf("%.3f", bp), bt; continue }
+				ps = (p > 0 && bp > 0 && w != "procs") ? sprintf("%.3f", p / bp) : "-"
+				ts = (t > 0 && bt > 0) ? sprintf("%.3f", t / bt) : "-"
+				printf " %8s %9s", ps, ts
+			}
+			printf "\n"
+		}
+	}' "$tmp/results"
