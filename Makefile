@@ -199,6 +199,19 @@ $(B)/tests/unit/%: tests/unit/%.c $(STLIB) $(B)/obj/src/format/gmon_read.o
 	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(B)/obj/src/format/gmon_read.o $(STLIB) \
 		$(CMOCKA) -lm
 
+# Unit tests of the command's own code link its objects instead (and
+# only where the command is built: not in a cross build).
+CLI_UNIT  := $(B)/tests/unit/test_stacks
+CLI_UNIT_WITH := $(filter-out $(B)/cli/src/cli/main.o,$(CLI_OBJ)) \
+                 $(B)/obj/src/runtime/core/env.o $(B)/obj/src/runtime/files/outname.o
+ifdef CROSS
+UNIT_BIN  := $(filter-out $(CLI_UNIT),$(UNIT_BIN))
+endif
+
+$(CLI_UNIT): $(B)/tests/unit/%: tests/unit/%.c $(CLI_UNIT_WITH)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -I$(B)/gen -o $@ $< $(CLI_UNIT_WITH) $(CLI_LIBS) $(CMOCKA)
+
 # Integration tests compile in the bin arithmetic and the readers of the
 # runtime's own file formats, to read back what they wrote.
 INTEG_WITH := src/common/bins.c src/format/loadmap_read.c src/format/pcsfile_read.c \

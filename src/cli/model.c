@@ -22,6 +22,7 @@
 #include "../format/profile.h"
 #include "cli.h"
 #include "model.h"
+#include "stacks.h"
 
 const char *backend_name(int id)
 {
@@ -340,7 +341,9 @@ int model_add_file(struct model *m, const char *path)
 		add_range(o, s->vaddr, s->length, s->file_offset);
 		objs[i] = (size_t)(o - m->objects);
 	}
+	size_t rows = m->nthread_rows;
 	model_add_threads(m, &p, objs);
+	stacks_add_file(m, &p, objs, rows);
 	free(objs);
 	for (size_t i = 0; i < p.nsegs && !m->filter; i++) {
 		const struct profile_seg_view *v = &p.segs[i];
@@ -479,5 +482,7 @@ void model_free(struct model *m)
 	free(m->arcs);
 	free(m->cmdline);
 	origins_free(&m->origins);
+	model_stacks_free(m->stacks);
+	free(m->stacks);
 	memset(m, 0, sizeof *m);
 }

@@ -124,6 +124,7 @@ struct model {
 	uint64_t kept, kept_unplaced;
 	size_t kept_threads;
 	struct origins origins;	/* the runs and programs of the files */
+	struct model_stacks *stacks;	/* the files' call stacks (stacks.h), or NULL */
 };
 
 /*

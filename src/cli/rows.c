@@ -13,6 +13,7 @@
 #include "callgraph.h"
 #include "cli.h"
 #include "rows.h"
+#include "stacks.h"
 
 const char *base_name(const char *path)
 {
@@ -168,6 +169,7 @@ int rows_open_symbols(const struct model *m, struct symbols **syms)
 			return -1;
 		}
 	}
+	stacks_open_symbols(m, syms);
 	return 0;
 }
 

@@ -604,3 +604,45 @@ const char *symbols_inlined(struct symbols *s, uint64_t addr)
 	free(scopes);
 	return name;
 }
+
+/* The file of an inlined subroutine's call, by its number in the CU's
+ * file table. */
+static const char *call_file(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word n;
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t nfiles;
+	if (dwarf_formudata(dwarf_attr_integrate(die, DW_AT_call_file, &attr), &n) != 0
+	    || !dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0
+	    || n >= nfiles)
+		return NULL;
+	return dwarf_filesrc(files, n, NULL, NULL);
+}
+
+size_t symbols_inline_chain(struct symbols *s, uint64_t addr, struct inline_frame *out,
+			    size_t max)
+{
+	if (!s->mod || !max)
+		return 0;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(s->mod, addr, &bias);
+	if (!cu)
+		return 0;
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, addr - bias, &scopes);
+	size_t k = 0;
+	/* dwarf_getscopes gives the innermost scope first. */
+	for (int i = 0; i < n && k < max; i++) {
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		Dwarf_Attribute attr;
+		Dwarf_Word line = 0;
+		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &line);
+		out[k++] = (struct inline_frame){ inlined_name(s, &scopes[i]), call_file(&scopes[i]),
+						  line <= 0x7fffffff ? (int)line : 0 };
+	}
+	free(scopes);
+	return k;
+}

@@ -49,6 +49,19 @@ const char *symbols_comp_dir(struct symbols *s, uint64_t addr);
 /* The innermost function inlined at addr, or NULL if none is. */
 const char *symbols_inlined(struct symbols *s, uint64_t addr);
 
+/*
+ * Every function inlined at addr, innermost first (at most max of them):
+ * its name (owned by s), and the file and line of its caller it was
+ * inlined at (NULL, 0 if unknown).  Their number; 0 if none is.
+ */
+struct inline_frame {
+	const char *name;
+	const char *call_file;
+	int call_line;
+};
+size_t symbols_inline_chain(struct symbols *s, uint64_t addr, struct inline_frame *out,
+			    size_t max);
+
 /* The file the symbols came from. */
 const char *symbols_path(const struct symbols *s);
 
