@@ -350,14 +350,19 @@ int model_add_file(struct model *m, const char *path)
 		const struct profile_segment *s = v->head;
 		struct object *o = find_object(m, s->path, s->build_id, s->build_id_len, s->bias,
 					       (int)s->flags);
-		for (uint64_t k = 0; k < s->ncounters; k++) {
-			uint64_t c = profile_count(v, k), first, last;
-			if (!c)
-				continue;
-			if (!bins_first_pc(k, s->start, s->scale, &first)
-			    || !bins_last_pc(k, s->start, s->scale, &last))
-				continue;
-			add_bin(o, first - s->bias, last - s->bias, c, profile_system(v, k));
+		/* Only the counters the file holds: most of a big object's
+		   are holes, never sampled. */
+		for (uint64_t k = 0, end; (k = profile_data(&p, v->counters, s->width, s->ncounters,
+							      k, &end)) < s->ncounters;) {
+			for (; k < end; k++) {
+				uint64_t c = profile_count(v, k), first, last;
+				if (!c)
+					continue;
+				if (!bins_first_pc(k, s->start, s->scale, &first)
+				    || !bins_last_pc(k, s->start, s->scale, &last))
+					continue;
+				add_bin(o, first - s->bias, last - s->bias, c, profile_system(v, k));
+			}
 		}
 	}
 	if (!m->filter && h->outside)

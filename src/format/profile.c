@@ -2,8 +2,8 @@
  * profile.c - reading the profil profile file (profil(5)) in the command.
  *
  * The runtime writes the file in place (src/runtime/preload/preload.c); this is
- * the other side.  The file is read into memory (its data, not its
- * holes: see read_file) and every field that
+ * the other side.  The file's data is mapped (not its holes: see
+ * map_file) and every field that
  * leads somewhere (sizes, counts, offsets) is checked against the file's
  * size before it is followed, so that a truncated, corrupt or hostile
  * file is refused in one line and never read past.
@@ -75,38 +75,105 @@ static int check_segment(const struct profile_segment *s, uint64_t at, uint64_t 
 	return 0;
 }
 
-/*
- * The file's data into an anonymous mapping of size bytes; the holes
- * (counters never written: the runtime's files are sparse) stay pages
- * never touched, zeros that cost nothing.  Read, not mapped: on a full
- * tmpfs a shared or private mapping of a hole has to allocate a page
- * when it is read, and the reader dies of SIGBUS.  Returns the bytes
- * read (size but for a file that shrank meanwhile), or -1 with errno.
- */
-static ssize_t read_file(int fd, void *map, size_t size)
+/* Note that bytes [at, end) of the file hold data (are mapped). */
+static int add_extent(struct profile *p, uint64_t at, uint64_t end)
 {
-	size_t at = 0;
-	while (at < size) {
+	if (p->nextents && p->extents[p->nextents - 1].end == at) {
+		p->extents[p->nextents - 1].end = end;
+		return 0;
+	}
+	if ((p->nextents & (p->nextents - 1)) == 0) {
+		struct profile_extent *e = realloc(p->extents, (p->nextents ? 2 * p->nextents : 8)
+								 * sizeof *e);
+		if (!e)
+			return -1;
+		p->extents = e;
+	}
+	p->extents[p->nextents++] = (struct profile_extent){ at, end };
+	return 0;
+}
+
+/* Bytes [at, end) of fd into the reserved map: the file's own pages
+ * mapped over the reservation (no copy), or read where it cannot be
+ * mapped. */
+static int place(struct profile *p, int fd, uint64_t at, uint64_t end)
+{
+	char *where = (char *)p->map + at;
+	if (mmap(where, end - at, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)at) != MAP_FAILED)
+		return add_extent(p, at, end);
+	if (mprotect(where, end - at, PROT_READ | PROT_WRITE) != 0)
+		return -1;
+	for (uint64_t k = at; k < end;) {
+		ssize_t r = pread(fd, (char *)p->map + k, end - k, (off_t)k);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0)
+			break;	/* shrank meanwhile: zeros from there */
+		k += (uint64_t)r;
+	}
+	mprotect(where, end - at, PROT_READ);
+	return add_extent(p, at, end);
+}
+
+/*
+ * The file's data in p->map, its holes (counters never written: the
+ * runtime's files are sparse) left as pages of an anonymous reservation
+ * that are never touched: zeros that cost nothing, and that no loop
+ * needs to read (p->extents).  Only data is mapped from the file: on a
+ * full tmpfs, reading a hole through a mapping of the file has to
+ * allocate a page, and the reader would die of SIGBUS.
+ */
+static int map_file(struct profile *p, int fd, uint64_t size)
+{
+	long sc = sysconf(_SC_PAGESIZE);
+	uint64_t pg = sc > 0 ? (uint64_t)sc : PROFILE_PAGE;
+	uint64_t pages = (size + pg - 1) / pg * pg;
+	for (uint64_t at = 0; at < size;) {
 		off_t data = lseek(fd, (off_t)at, SEEK_DATA);
 		if (data < 0 && errno == ENXIO)
-			return (ssize_t)size;	/* a hole to the end */
+			return 0;	/* a hole to the end */
 		if (data < 0)
-			data = (off_t)at;	/* no SEEK_DATA here: read it all */
+			data = (off_t)at;	/* no SEEK_DATA here: all of it */
 		off_t hole = lseek(fd, data, SEEK_HOLE);
-		if (hole < 0 || (size_t)hole > size)
+		if (hole < 0 || (uint64_t)hole > size)
 			hole = (off_t)size;
-		for (at = (size_t)data; at < (size_t)hole;) {
-			ssize_t r = pread(fd, (char *)map + at, (size_t)hole - at, (off_t)at);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0)
-				return -1;
-			if (r == 0)
-				return (ssize_t)at;
-			at += (size_t)r;
-		}
+		uint64_t from = (uint64_t)data / pg * pg;
+		uint64_t to = ((uint64_t)hole + pg - 1) / pg * pg;
+		if (to > pages)
+			to = pages;
+		if (from < at)
+			from = at;
+		if (to <= from)
+			break;
+		if (place(p, fd, from, to) != 0)
+			return -1;
+		at = to;
 	}
-	return (ssize_t)size;
+	return 0;
+}
+
+uint64_t profile_data(const struct profile *p, const void *base, uint32_t width, uint64_t n,
+		      uint64_t k, uint64_t *end)
+{
+	uint64_t off = (uint64_t)((const char *)base - (const char *)p->map);
+	size_t lo = 0, hi = p->nextents;
+	while (lo < hi) {	/* the first extent that ends after counter k */
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->extents[mid].end <= off + k * width)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->nextents || k >= n)
+		return *end = n;
+	const struct profile_extent *e = &p->extents[lo];
+	if (e->at > off + k * width)
+		k = (e->at - off + width - 1) / width;
+	uint64_t last = (e->end - off) / width;
+	*end = last < n ? last : n;
+	return k < n ? k : n;
 }
 
 /* The thread table of a version 2 header, if it has one: p->threads. */
@@ -190,26 +257,18 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 		close(fd);
 		return fail(why, len, "empty file");
 	}
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED) {
 		close(fd);
 		return fail(why, len, "cannot read: %s", strerror(errno));
 	}
-	ssize_t got = read_file(fd, map, (size_t)st.st_size);
-	int err = errno;
-	close(fd);
-	if (got <= 0) {
-		munmap(map, (size_t)st.st_size);
-		return fail(why, len, "cannot read: %s", got < 0 ? strerror(err) : "empty file");
-	}
 	p->map = map;
 	p->map_size = (size_t)st.st_size;
-	if ((size_t)got < p->map_size) {	/* shrank while read: what is there */
-		munmap((char *)map + ((size_t)got + 4095) / 4096 * 4096,
-		       p->map_size - ((size_t)got + 4095) / 4096 * 4096);
-		p->map_size = (size_t)got;
-	}
+	int r = map_file(p, fd, (uint64_t)st.st_size);
+	int err = errno;
+	close(fd);
+	if (r != 0)
+		return refuse(p, why, len, "cannot read: %s", strerror(err));
 	if (!profile_is_profile(map, p->map_size)) {
 		return refuse(p, why, len, "not a profil profile (bad magic number)");
 	}
@@ -307,15 +366,19 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 			}
 			v->system = (const char *)s + PROFILE_PAGE;
 			p->has_system = 1;
-			for (uint64_t k = 0; k < s->ncounters; k++)
-				p->system += profile_system(v, k);
+			for (uint64_t k = 0, end; (k = profile_data(p, v->system, s->width, s->ncounters,
+								      k, &end)) < s->ncounters;)
+				for (; k < end; k++)
+					p->system += profile_system(v, k);
 			continue;
 		}
 		struct profile_seg_view *v = &p->segs[p->nsegs++];
 		v->head = s;
 		v->counters = (const char *)s + PROFILE_PAGE;
-		for (uint64_t k = 0; k < s->ncounters; k++)
-			p->counted += profile_count(v, k);
+		for (uint64_t k = 0, end; (k = profile_data(p, v->counters, s->width, s->ncounters, k,
+							      &end)) < s->ncounters;)
+			for (; k < end; k++)
+				p->counted += profile_count(v, k);
 	}
 	/*
 	 * A complete file's counters hold exactly what the header says was
@@ -347,6 +410,9 @@ void profile_close(struct profile *p)
 	if (p->map)
 		munmap(p->map, p->map_size);
 	free(p->segs);
+	free(p->extents);
+	p->extents = NULL;
+	p->nextents = 0;
 	p->map = NULL;
 	p->segs = NULL;
 	p->nsegs = 0;

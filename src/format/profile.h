@@ -309,10 +309,17 @@ struct profile_seg_view {
 				   (the same layout), or NULL: none recorded */
 };
 
+/* Bytes [at, end) of a file that hold data; the rest are holes (zeros). */
+struct profile_extent {
+	uint64_t at, end;
+};
+
 struct profile {
 	const char *name;	/* the file name, as given */
 	void *map;		/* the whole file, read-only */
 	size_t map_size;
+	struct profile_extent *extents;	/* by offset, apart */
+	size_t nextents;
 	const struct profile_header *header;
 	size_t nsegs;
 	struct profile_seg_view *segs;
@@ -355,6 +362,16 @@ static inline const uint64_t *profile_stack_pcs(const struct profile *p,
  */
 int profile_open(struct profile *p, const char *path, char *why, size_t whylen);
 void profile_close(struct profile *p);
+
+/*
+ * The first of counters k..n-1 at base (width bytes each, inside p's
+ * map) that the file holds data for, and in *end the one after the
+ * run of them that it holds; n if none.  Counters in holes are zero:
+ *   for (k = 0; (k = profile_data(p, base, w, n, k, &end)) < n;)
+ *           for (; k < end; k++) ...
+ */
+uint64_t profile_data(const struct profile *p, const void *base, uint32_t width, uint64_t n,
+		      uint64_t k, uint64_t *end);
 
 /* Counter i of a segment. */
 static inline uint64_t profile_count(const struct profile_seg_view *s, uint64_t i)
