@@ -14,6 +14,12 @@
  * itself, are summed), and its pc slots are keyed again by the output's
  * segments.  Samples of an input without a thread table, or that a
  * killed process's table had not caught up with, are unattributed.
+ *
+ * The outside table (samples outside every segment, keyed by pc) is
+ * kept: the pcs of every input, summed where they repeat.  JIT pcs of
+ * two processes name different code, so the output keeps the process
+ * id only when every input has the same one (a file merged with
+ * itself, or one file): the report then still finds its perf map.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -133,11 +139,35 @@ static void add_threads(struct mthreads *t, const struct profile *p, const uint3
 	free(to);
 }
 
-/* The output's pc pool: every key once, in a table twice their number. */
-static struct profile_pc *pc_pool(const struct mthreads *t, uint64_t *npcs)
+/* The inputs' outside pcs, keys repeated. */
+struct moutside {
+	struct profile_pc *pcs;
+	uint64_t *counts;	/* uncut counts of pcs */
+	size_t n;
+};
+
+static void add_outside(struct moutside *o, const struct profile *p)
+{
+	uint64_t placed = 0;
+	for (uint64_t k = 0; k < p->noutside; k++) {
+		const struct profile_pc *s = &p->outside[k];
+		if (!s->key || !s->count || placed + s->count > p->header->outside)
+			continue;	/* a running file's table may be ahead: as report */
+		placed += s->count;
+		o->pcs = xrealloc(o->pcs, (o->n + 1) * sizeof *o->pcs);
+		o->counts = xrealloc(o->counts, (o->n + 1) * sizeof *o->counts);
+		o->pcs[o->n] = (struct profile_pc){ s->key, 0, s->system };
+		o->counts[o->n++] = s->count;
+	}
+}
+
+/* A pool of the keys of pcs, every key once, in a table twice their
+   number (at most max slots), counts summed. */
+static struct profile_pc *pool_of(const struct profile_pc *pcs, const uint64_t *counts, size_t npcs,
+				  uint64_t max, uint64_t *nslots)
 {
 	uint64_t n = 1;
-	while (n < 2 * t->npcs && n < PROFILE_PCS_MAX)
+	while (n < 2 * npcs && n < max)
 		n *= 2;
 	struct profile_pc *pool = calloc(n, sizeof *pool);
 	if (!pool) {
@@ -145,8 +175,8 @@ static struct profile_pc *pc_pool(const struct mthreads *t, uint64_t *npcs)
 		exit(2);
 	}
 	uint64_t used = 0;
-	for (size_t i = 0; i < t->npcs; i++) {
-		uint64_t key = t->pcs[i].key, at = profile_pc_hash(key, n);
+	for (size_t i = 0; i < npcs; i++) {
+		uint64_t key = pcs[i].key, at = profile_pc_hash(key, n);
 		while (pool[at].key && pool[at].key != key)
 			at = (at + 1) & (n - 1);
 		if (!pool[at].key) {
@@ -155,12 +185,12 @@ static struct profile_pc *pc_pool(const struct mthreads *t, uint64_t *npcs)
 			used++;
 			pool[at].key = key;
 		}
-		uint64_t c = pool[at].count + t->pc_counts[i];
-		uint64_t sys = pool[at].system + t->pcs[i].system;
+		uint64_t c = pool[at].count + counts[i];
+		uint64_t sys = pool[at].system + pcs[i].system;
 		pool[at].count = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
 		pool[at].system = sys > pool[at].count ? pool[at].count : (uint32_t)sys;
 	}
-	*npcs = n;
+	*nslots = n;
 	return pool;
 }
 
@@ -173,6 +203,17 @@ static int put(int fd, const void *data, size_t len, uint64_t off)
 			ssize_t w = pwrite(fd, data, len, (off_t)off);
 			return w == (ssize_t)len ? 0 : -1;
 		}
+	return 0;
+}
+
+/* Write n slots of pool at off, page by page (pages of zeros left as holes). */
+static int put_pool(int fd, const struct profile_pc *pool, uint64_t n, uint64_t off)
+{
+	const uint64_t per_page = PROFILE_PAGE / sizeof *pool;
+	for (uint64_t k = 0; k < n; k += per_page)
+		if (put(fd, pool + k, (n - k < per_page ? n - k : per_page) * sizeof *pool,
+			off + k * sizeof *pool) != 0)
+			return -1;
 	return 0;
 }
 
@@ -192,16 +233,20 @@ static int put_segment(int fd, const struct profile_segment *head, const uint64_
 }
 
 static int write_merged(int fd, struct profile_header *h, struct mseg *segs, size_t n,
-			const struct mthreads *t)
+			const struct mthreads *t, const struct moutside *o)
 {
-	uint64_t npcs;
-	struct profile_pc *pool = pc_pool(t, &npcs);
+	uint64_t npcs, nout = 0;
+	struct profile_pc *pool = pool_of(t->pcs, t->pc_counts, t->npcs, PROFILE_PCS_MAX, &npcs);
+	struct profile_pc *out = o->n ? pool_of(o->pcs, o->counts, o->n, PROFILE_OUTSIDE_MAX, &nout)
+				      : NULL;
 	h->threads_at = PROFILE_PAGE;
 	h->thread_entries = (uint32_t)t->n;
 	h->thread_pcs = npcs;
 	h->threads_size = profile_threads_size(t->n, npcs);
 	h->unattributed = t->unattributed;
-	uint64_t end = PROFILE_PAGE + h->threads_size;
+	h->outside_at = nout ? PROFILE_PAGE + h->threads_size : 0;
+	h->outside_pcs = nout;
+	uint64_t end = PROFILE_PAGE + h->threads_size + profile_outside_size(nout);
 	uint32_t nfile = 0;
 	for (size_t i = 0; i < n; i++) {
 		end += segs[i].head.size * (segs[i].system ? 2 : 1);
@@ -209,23 +254,19 @@ static int write_merged(int fd, struct profile_header *h, struct mseg *segs, siz
 	}
 	h->end = end;
 	h->nsegments = nfile;
-	if (ftruncate(fd, (off_t)end) != 0)
-		return -1;
 	static unsigned char page[PROFILE_PAGE];
 	memset(page, 0, sizeof page);
 	memcpy(page, h, sizeof *h);
-	if (put(fd, page, PROFILE_PAGE, 0) != 0)
-		return -1;
 	uint64_t at = PROFILE_PAGE + t->n * sizeof *t->v;
-	int bad = put(fd, t->v, t->n * sizeof *t->v, PROFILE_PAGE) != 0;
-	for (uint64_t k = 0; k < npcs && !bad; k += PROFILE_PAGE / sizeof *pool)
-		bad = put(fd, pool + k, (npcs - k < PROFILE_PAGE / sizeof *pool
-					 ? npcs - k : PROFILE_PAGE / sizeof *pool) * sizeof *pool,
-			  at + k * sizeof *pool) != 0;
+	int bad = ftruncate(fd, (off_t)end) != 0 || put(fd, page, PROFILE_PAGE, 0) != 0
+		  || put(fd, t->v, t->n * sizeof *t->v, PROFILE_PAGE) != 0
+		  || put_pool(fd, pool, npcs, at) != 0
+		  || (nout && put_pool(fd, out, nout, h->outside_at) != 0);
 	free(pool);
+	free(out);
 	if (bad)
 		return -1;
-	at = PROFILE_PAGE + h->threads_size;
+	at = PROFILE_PAGE + h->threads_size + profile_outside_size(nout);
 	for (size_t i = 0; i < n; i++) {
 		struct mseg *s = &segs[i];
 		if (put_segment(fd, &s->head, s->counts, at) != 0)
@@ -294,6 +335,8 @@ int cmd_merge(int argc, char **argv)
 	struct mseg *segs = NULL;
 	size_t nsegs = 0;
 	struct mthreads threads = { 0 };
+	struct moutside outside = { 0 };
+	int one_pid = 1;
 	struct origins origins = { 0 };
 	int status = 0;
 	for (char **f = files; *f && !status; f++) {
@@ -305,6 +348,9 @@ int cmd_merge(int argc, char **argv)
 			break;
 		}
 		const struct profile_header *in = p.header;
+		if (f == files)
+			h.pid = in->pid;
+		one_pid &= in->pid == h.pid;
 		if (!h.start_ns || in->start_ns < h.start_ns)
 			h.start_ns = in->start_ns;
 		if (in->update_ns > h.update_ns)
@@ -353,6 +399,7 @@ int cmd_merge(int argc, char **argv)
 				m->system[k] += profile_system(&p.segs[i], k);
 		}
 		add_threads(&threads, &p, seg_of);
+		add_outside(&outside, &p);
 		free(seg_of);
 		profile_close(&p);
 	}
@@ -360,6 +407,8 @@ int cmd_merge(int argc, char **argv)
 	if (!status)
 		origins_warn(&origins, "merged into one file");
 	origins_free(&origins);
+	if (!one_pid)
+		h.pid = 0;
 	if (!status) {
 		h.taken = h.counted + h.outside + h.saturated + h.lost;
 		uint64_t hz = h.cpu_ns ? sat_u64(h.observed * 1e9 / h.cpu_ns + 0.5) : 0;
@@ -374,7 +423,7 @@ int cmd_merge(int argc, char **argv)
 		if (fd < 0) {
 			status = 1;
 		} else {
-			int ok = write_merged(fd, &h, segs, nsegs, &threads) == 0;
+			int ok = write_merged(fd, &h, segs, nsegs, &threads, &outside) == 0;
 			if (!ok)
 				error_line("%s: %s", out, strerror(errno));
 			if (temp_finish(fd, tmp, out, ok) != 0)
@@ -389,5 +438,7 @@ int cmd_merge(int argc, char **argv)
 	free(threads.v);
 	free(threads.pcs);
 	free(threads.pc_counts);
+	free(outside.pcs);
+	free(outside.counts);
 	return status;
 }

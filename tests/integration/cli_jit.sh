@@ -69,6 +69,26 @@ for backend in perf timer; do
 		p=$(awk '$NF == "jit_loop" { sub("%", "", $2); print $2 }' top.txt)
 		within "${p:-0}" "$got" 0.5 || no "$backend: pprof jit_loop ${p:-none}%, report ${got}%"
 	fi
+	# Merged, the outside table is kept: one file (or one file twice)
+	# keeps its process, so the map still names the same samples; two
+	# processes' JIT pcs stay in the JIT row, all of them.
+	rm -f m.prof m2.prof ab.prof
+	"$profil" merge -o m.prof b.prof || no "$backend: merge"
+	"$profil" report --format csv m.prof > m.csv || no "$backend: report merged"
+	[ "$(csv_share m.csv jit_loop)" = "$got" ] \
+		|| no "$backend: merged, jit_loop $(csv_share m.csv jit_loop)%, not ${got}%"
+	"$profil" merge -o m2.prof b.prof b.prof || no "$backend: merge twice"
+	"$profil" report --format csv m2.prof > m2.csv
+	[ "$(csv_share m2.csv jit_loop)" = "$got" ] \
+		|| no "$backend: merged twice, jit_loop $(csv_share m2.csv jit_loop)%, not ${got}%"
+	"$profil" merge -o ab.prof a.prof b.prof 2>/dev/null || no "$backend: merge a b"
+	"$profil" report --format csv ab.prof > ab.csv
+	jit=$(awk -F, 'NR > 1 && $6 ~ /^\[JIT|^\/tmp\/perf-/ { s += $4 } END { print s + 0 }' ab.csv)
+	out=$(( $(json_field a.json outside) + $(json_field b.json outside) ))
+	[ "$jit" -eq "$out" ] || no "$backend: merged a b: $jit samples in JIT rows, not $out"
+	"$profil" report --format csv ab.prof | grep -q ',jit_loop,' \
+		&& no "$backend: two processes merged, their pcs named by one's map"
+	adds_up ab.prof || no "$backend: merged a b: the statistics do not add up"
 	# A map older than the process is another process's: not used.
 	map=$(awk -F, '$5 == "jit_loop" { print $6; exit }' b.csv)
 	if [ -n "$map" ]; then
