@@ -196,8 +196,15 @@ deps:
 # (hidden) functions too.
 $(B)/tests/unit/%: tests/unit/%.c $(STLIB) $(B)/obj/src/format/gmon_read.o
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(B)/obj/src/format/gmon_read.o $(STLIB) \
+	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(B)/obj/src/format/gmon_read.o $(UNIT_OBJ) $(STLIB) \
 		$(CMOCKA) -lm
+# test_satadd checks that sigaction, interposed, keeps libprofil's fault
+# handler in the kernel.  With -fsanitize=address, libasan comes first on
+# the link line and defines sigaction and signal itself, so the archive's
+# signals.o would never be linked (and the test would check libasan's):
+# named as an object, it always is.
+$(B)/tests/unit/test_satadd: UNIT_OBJ := $(B)/obj/src/runtime/core/signals.o
+$(B)/tests/unit/test_satadd: $(B)/obj/src/runtime/core/signals.o
 
 # Unit tests of the command's own code link its objects instead (and
 # only where the command is built: not in a cross build).
