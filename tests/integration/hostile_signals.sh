@@ -20,8 +20,15 @@ cc -O2 -g -pthread -DWITH_LIBPROFIL -I"$root/include" $san_cflags -o linked \
 # No lazy binding in what a handler reaches (F9): the loader's resolver
 # needs 3 KiB more stack than a small sigaltstack or thread has to spare.
 readelf -d "$lib/libprofil.so" | grep -q "BIND_NOW" || no "libprofil.so is not linked with -z now"
+# Under ASan (libasan preloaded or linked), its own SIGSEGV and SIGBUS
+# handlers would turn kill -SEGV and kill -BUS into its DEADLYSIGNAL
+# report and status 1: they are left to the program, as without ASan.
 san_env=
-[ -n "$asan_pre" ] && san_env="LD_PRELOAD=$asan_pre ASAN_OPTIONS=detect_leaks=0"
+if [ -n "$asan_pre" ]; then
+	asan_opts=detect_leaks=0:handle_segv=0:handle_sigbus=0
+	san_env="LD_PRELOAD=$asan_pre ASAN_OPTIONS=$asan_opts"
+	prun_cmd="env $san_env $profil run"
+fi
 backends=${PROFIL_BACKENDS:-perf timer}
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 [ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ] || backends=$(echo "$backends" | sed 's/perf//')
@@ -43,9 +50,12 @@ for mode in fault_exit fault_longjmp own_fault kill_segv kill_bus kill_handled \
 	want=$?
 	for be in $backends; do
 		case "$asan_pre:$mode" in
-		?*:altstack|?*:tinystack)
-			# ASan's own handlers need more than a small stack holds.
-			echo "not run: $mode linked with ASan (its runtime's stack needs)" ;;
+		?*:altstack)
+			# The sample handler, ASan-instrumented, has bigger
+			# frames: 192 (timer) and 296 (perf) bytes written
+			# below the 4 KiB sigaltstack, whatever ASan's options.
+			echo "not run: $mode with ASan (its instrumented sample handler's frames)"
+			continue ;;
 		*)	env $san_env PROFIL_BACKEND=$be timeout -s KILL $limit ./linked $mode > got.out 2> got.err
 			st=$?
 			same "linked, $be" $mode ;;
@@ -53,7 +63,7 @@ for mode in fault_exit fault_longjmp own_fault kill_segv kill_bus kill_handled \
 		timeout -s KILL $limit $prun_cmd --backend $be -o run.prof ./plain $mode > got.out 2> got.err
 		st=$?
 		same "profil run, $be" $mode
-		rm -f run.prof
+		rm -rf run.prof
 	done
 	echo "$mode: status $want, $(tr '\n' ' ' < want.out)"
 done
