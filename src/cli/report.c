@@ -18,6 +18,8 @@
 #include "model.h"
 #include "opts.h"
 #include "rows.h"
+#include "stackprint.h"
+#include "stacks.h"
 #include "symbols.h"
 
 enum fmt { FMT_TEXT, FMT_CSV, FMT_JSON };
@@ -32,6 +34,8 @@ struct options {
 	const char *html;	/* --html FILE */
 	int threads;		/* --threads: a row per thread */
 	int full_names;		/* --full-names: C++ names whole in text */
+	const char *callers, *callees;	/* --callers, --callees FUNCTION */
+	int tree;		/* --tree: the calls from the outermost frames */
 };
 
 /* Longer function names are shortened in text (cxxname_short). */
@@ -116,6 +120,7 @@ static void header(const struct model *m, double each)
 		printf(" (perf events refused: %s)", perf_refusal(m->perf_errno));
 	putchar('\n');
 	command_line(m);
+	stacks_note(m);
 	if (m->write_lost)
 		printf("%u process%s lost samples: the file system had no room for their "
 		       "counters (lost counts them)\n", m->write_lost,
@@ -144,7 +149,9 @@ static void csv_field(const char *s)
 	putchar('"');
 }
 
-static void print_rows(const struct model *m, const struct rows *r, const struct options *opt)
+/* totals: the rows' inclusive samples, from the stacks, or NULL. */
+static void print_rows(const struct model *m, const struct rows *r, const struct options *opt,
+		       const uint64_t *totals)
 {
 	double each = model_seconds_each(m);
 	uint64_t total = model_samples(m) ? model_samples(m) : 1;
@@ -155,8 +162,9 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 	int calls = opt->by == BY_FUNCTION && m->gmon_files;
 	if (opt->fmt == FMT_CSV) {
 		printf("self_percent,cumulative_percent,self_seconds,samples,%s%s,object,"
-		       "system_samples,system_percent,calls,self_ms_per_call,total_ms_per_call\n",
-		       opt->by == BY_LINE ? "file,line" : what, opt->by == BY_LINE ? ",function" : "");
+		       "system_samples,system_percent,calls,self_ms_per_call,total_ms_per_call%s\n",
+		       opt->by == BY_LINE ? "file,line" : what, opt->by == BY_LINE ? ",function" : "",
+		       totals ? ",total_samples,total_percent" : "");
 	} else if (opt->fmt == FMT_JSON) {
 		if (m->gmon_unrecorded)	/* not known: null, never 0 */
 			printf("{\"samples\":%" PRIu64 ",\"taken\":null,\"outside\":null"
@@ -171,6 +179,7 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
 		printf("\"runs\":%zu,\"programs\":%zu,\"unfinished\":%u,\"still_running\":%u,",
 		       m->origins.nruns, m->origins.nprograms, m->unfinished, m->running);
+		stacks_json(m);
 		char *c = model_command_line(m);
 		printf("\"command\":");
 		json_string(stdout, c, 0);
@@ -184,6 +193,8 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 	} else {
 		header(m, each);
 		printf("%7s %7s %9s %9s %6s  ", "self%", "cumul%", "self s", "samples", "sys%");
+		if (totals)
+			printf("%7s  ", "total%");
 		if (calls)
 			printf("%9s %12s %13s  ", "calls", "self ms/call", "total ms/call");
 		printf("%-*s %s\n", opt->by == BY_OBJECT ? 0 : 40, what,
@@ -195,8 +206,9 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 	for (size_t i = 0; i < r->n; i++) {
 		const struct row *x = &r->v[i];
 		double pct = 100.0 * x->count / total;
+		double tpct = totals ? 100.0 * totals[i] / total : 0.0;
 		cumul += x->count;
-		if (pct < opt->threshold)
+		if (pct < opt->threshold && (!totals || tpct < opt->threshold))
 			continue;
 		double cpct = 100.0 * cumul / total;
 		const char *obj = base_name(x->object->path);
@@ -232,9 +244,12 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			else
 				printf(",,");
 			if (x->calls)
-				printf(",%" PRIu64 ",%.6f,%.6f\n", x->calls, self_ms, total_ms);
+				printf(",%" PRIu64 ",%.6f,%.6f", x->calls, self_ms, total_ms);
 			else
-				printf(",,,\n");
+				printf(",,,");
+			if (totals)
+				printf(",%" PRIu64 ",%.2f", totals[i], tpct);
+			putchar('\n');
 		} else if (opt->fmt == FMT_JSON) {
 			printf("%s{\"self_percent\":%.4f,\"cumulative_percent\":%.4f,"
 			       "\"self_seconds\":%.6f,\"samples\":%" PRIu64 ",\"%s\":",
@@ -264,7 +279,11 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 				       ",\"total_ms_per_call\":%.6f}", x->calls, self_ms, total_ms);
 			else
 				printf(",\"calls\":null,\"self_ms_per_call\":null,"
-				       "\"total_ms_per_call\":null}");
+				       "\"total_ms_per_call\":null");
+			if (totals)
+				printf(",\"total_samples\":%" PRIu64 ",\"total_percent\":%.4f", totals[i],
+				       tpct);
+			putchar('}');
 		} else if (opt->by == BY_OBJECT) {
 			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  %s\n", pct, cpct,
 			       x->count * each, x->count, sys, x->name);
@@ -276,6 +295,8 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 		} else {
 			printf("%6.2f%% %6.2f%% %9.3f %9" PRIu64 " %s  ", pct, cpct, x->count * each,
 			       x->count, sys);
+			if (totals)
+				printf("%6.2f%%  ", tpct);
 			if (calls && x->calls)
 				printf("%9" PRIu64 " %12.4f %13.4f  ", x->calls, self_ms, total_ms);
 			else if (calls)
@@ -499,6 +520,9 @@ static const struct opt report_opts[] = {
 	{ "annotate", 'a', 'a', "FUNCTION", "FUNCTION's instructions and their samples" },
 	{ "threads", 0, 'T', NULL, "a row per thread" },
 	{ "callgraph", 'q', 'q', NULL, "the call graph of gmon.out call arcs, as gprof -q" },
+	{ "callers", 0, 'K', "FUNCTION", "FUNCTION's callers in the call stacks, with shares" },
+	{ "callees", 0, 'E', "FUNCTION", "FUNCTION's callees in the call stacks, with shares" },
+	{ "tree", 0, 'W', NULL, "the calls of the call stacks as a tree" },
 	{ "html", 0, 'H', "FILE", "write the profile as one HTML page to FILE" },
 	{ "inline", 'i', 'i', NULL, "samples in inlined code to the inlined function" },
 	{ "full-names", 0, 'N', NULL, "function names whole in text, however long" },
@@ -514,9 +538,9 @@ static const struct opt report_opts[] = {
 /* Options that cannot go together: one line, and 1. */
 static int conflicts(const struct opts *o, const struct options *opt)
 {
-	static const int views[] = { 'l', 'O', 'a', 'T', 'q', 'H', 0 };
-	static const int inl[] = { 'i', 'O', 'a', 'T', 'q', 'H', 0 };
-	static const int thr[] = { 't', 'a', 'H', 0 };
+	static const int views[] = { 'l', 'O', 'a', 'T', 'q', 'H', 'K', 'E', 'W', 0 };
+	static const int inl[] = { 'i', 'O', 'a', 'T', 'q', 'H', 'K', 'E', 'W', 0 };
+	static const int thr[] = { 't', 'a', 'H', 'K', 'E', 0 };
 	static const int html_tid[] = { 'H', 'I', 0 }, html_comm[] = { 'H', 'C', 0 };
 	if (opts_exclusive(o, views, "one view at a time; give one")
 	    || opts_exclusive(o, inl, "--inline is of the functions and lines of the flat "
@@ -539,6 +563,11 @@ static int conflicts(const struct opts *o, const struct options *opt)
 		error_line("report: --callgraph and --format csv: the call graph is text or json");
 		return 1;
 	}
+	if ((opt->callers || opt->callees || opt->tree) && opt->fmt == FMT_CSV) {
+		error_line("report: --%s and --format csv: it is text or json",
+			   opt->callers ? "callers" : opt->callees ? "callees" : "tree");
+		return 1;
+	}
 	return 0;
 }
 
@@ -547,7 +576,7 @@ int cmd_report(int argc, char **argv)
 	struct opts o = { .cmd = "report", .operands = "[FILE...]",
 			  .about = "Print the profile of FILEs, by default those of the last profil "
 				   "run.", .v = report_opts };
-	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0, NULL, 0, 0 };
+	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0, NULL, 0, 0, NULL, NULL, 0 };
 	struct thread_filter filter = { NULL, 0, NULL };
 	const char *exe = NULL, *tids = NULL, *v;
 	int c;
@@ -566,6 +595,9 @@ int cmd_report(int argc, char **argv)
 		case 'q': opt.callgraph = 1; break;
 		case 'a': opt.annotate = v; break;
 		case 'H': opt.html = v; break;
+		case 'K': opt.callers = v; break;
+		case 'E': opt.callees = v; break;
+		case 'W': opt.tree = 1; break;
 		case 't':
 			errno = 0;
 			opt.threshold = strtod(v, &end);
@@ -642,6 +674,17 @@ int cmd_report(int argc, char **argv)
 		else
 			callgraph_print(&g, opt.threshold);
 		callgraph_free(&g);
+	} else if (!status && (opt.callers || opt.callees || opt.tree)) {
+		struct stacks s;
+		stacks_build(&s, &m, syms);
+		if (opt.tree)	/* perf's default for its call graphs */
+			status = stacks_print_tree(&m, &s, opts_given(&o, 't') ? opt.threshold : 0.5,
+						   opt.fmt == FMT_JSON, opt.full_names);
+		else
+			status = stacks_print_neighbours(&m, &s, opt.callers ? opt.callers : opt.callees,
+							 !opt.callers, opt.fmt == FMT_JSON,
+							 opt.full_names);
+		stacks_free(&s);
 	} else if (!status) {
 		struct rows r = { 0 };
 		rows_collect(&m, syms, opt.by, opt.inlines, &r);
@@ -651,7 +694,15 @@ int cmd_report(int argc, char **argv)
 			rows_calls(&r, &g);
 			callgraph_free(&g);
 		}
-		print_rows(&m, &r, &opt);
+		uint64_t *totals = NULL;
+		if (opt.by == BY_FUNCTION && stacks_present(&m)) {
+			struct stacks s;
+			stacks_build(&s, &m, syms);
+			totals = stacks_row_totals(&s, &r, opt.inlines);
+			stacks_free(&s);
+		}
+		print_rows(&m, &r, &opt, totals);
+		free(totals);
 		rows_free(&r);
 	}
 	for (size_t i = 0; i < m.nobjects; i++)

@@ -237,12 +237,14 @@ size_t stacks_func(const struct stacks *s, const struct object *o, const char *n
 }
 
 /* The function of that object and name, entered if new. */
-static size_t intern(struct stacks *s, const struct object *o, const char *name, uint64_t start)
+static size_t intern(struct stacks *s, const struct object *o, const char *name, uint64_t start,
+		     int inlined)
 {
 	size_t f = stacks_func(s, o, name);
 	if (f != SIZE_MAX) {
 		if (!s->funcs[f].start)
 			s->funcs[f].start = start;
+		s->funcs[f].inlined &= inlined;
 		return f;
 	}
 	if (2 * (s->nfuncs + 1) > s->capindex) {
@@ -260,7 +262,7 @@ static size_t intern(struct stacks *s, const struct object *o, const char *name,
 	}
 	struct stack_func *nf = funcs_grow(s);
 	s->names[s->nfuncs] = xstrdup(name);
-	*nf = (struct stack_func){ s->names[s->nfuncs], o, start };
+	*nf = (struct stack_func){ s->names[s->nfuncs], o, start, inlined };
 	size_t j = func_hash(o, name) & (s->capindex - 1);
 	while (s->index[j] != SIZE_MAX)
 		j = (j + 1) & (s->capindex - 1);
@@ -307,7 +309,7 @@ static size_t memo_get(struct locmemo *c, struct stacks *s, const struct model *
 	}
 	size_t first = c->npool;
 	for (size_t i = 0; i < k; i++)
-		c->pool[c->npool++] = intern(s, o, lines[i].name, lines[i].start);
+		c->pool[c->npool++] = intern(s, o, lines[i].name, lines[i].start, i + 1 < k);
 	if (c->n == c->cap) {
 		c->cap = c->cap ? 2 * c->cap : 1024;
 		c->v = xrealloc(c->v, c->cap * sizeof *c->v);
@@ -374,7 +376,7 @@ void stacks_build(struct stacks *s, const struct model *m, struct symbols **syms
 		size_t first = s->npool;
 		if (r->stop != PROFILE_STOP_COMPLETE) {
 			if (truncated == SIZE_MAX)
-				truncated = intern(s, NULL, STACK_TRUNCATED, 0);
+				truncated = intern(s, NULL, STACK_TRUNCATED, 0, 0);
 			if (s->npool == s->cappool) {
 				s->cappool = 2 * s->cappool + 64;
 				s->pool = xrealloc(s->pool, s->cappool * sizeof *s->pool);

@@ -85,6 +85,7 @@ struct stack_func {
 	const struct object *object;	/* NULL: a frame of no object
 					   ("[truncated]", "[unknown]") */
 	uint64_t start;			/* link-time entry; 0 if unknown or inlined */
+	int inlined;			/* only ever seen inlined into another */
 };
 
 struct stack {
