@@ -32,6 +32,9 @@
 #include "model.h"
 #include "opts.h"
 #include "pprof.pb-c.h"
+#include "rows.h"
+#include "stackprint.h"
+#include "stacks.h"
 #include "symbols.h"
 
 typedef Perftools__Profiles__Profile Profile;
@@ -109,7 +112,7 @@ static void table_free(struct table *t)
 
 struct builder {
 	Profile *p;
-	struct table strings, functions;
+	struct table strings, functions, locations;
 	size_t cap_strings, cap_functions, cap_locations, cap_samples;
 };
 
@@ -166,8 +169,14 @@ static char *hex(const uint8_t *bytes, unsigned n, char *out)
 	return out;
 }
 
+static void add_sample(struct builder *b, uint64_t *ids, size_t n, uint64_t count,
+		       double period_ns);
+
+/* A location for a bin's samples of count (the bin's, less those of its
+   stacks), with a sample of its own if count is not 0. */
 static void add_location(struct builder *b, const struct object *o, struct symbols *s,
-			 uint64_t mapping_id, const struct bin *bin, double period_ns)
+			 uint64_t mapping_id, const struct bin *bin, uint64_t count,
+			 double period_ns)
 {
 	Location *l = xmalloc(sizeof *l);
 	perftools__profiles__location__init(l);
@@ -208,20 +217,144 @@ static void add_location(struct builder *b, const struct object *o, struct symbo
 	if (b->p->n_location == b->cap_locations) {
 		b->cap_locations = b->cap_locations ? b->cap_locations * 2 : 1024;
 		b->p->location = xrealloc(b->p->location, b->cap_locations * sizeof *b->p->location);
-		b->p->sample = xrealloc(b->p->sample, b->cap_locations * sizeof *b->p->sample);
 	}
 	b->p->location[b->p->n_location++] = l;
+	if (count) {
+		uint64_t *ids = xmalloc(sizeof *ids);
+		ids[0] = l->id;
+		add_sample(b, ids, 1, count, period_ns);
+	}
+}
 
+static void add_sample(struct builder *b, uint64_t *ids, size_t n, uint64_t count,
+		       double period_ns)
+{
+	if (b->p->n_sample == b->cap_samples) {
+		b->cap_samples = b->cap_samples ? b->cap_samples * 2 : 1024;
+		b->p->sample = xrealloc(b->p->sample, b->cap_samples * sizeof *b->p->sample);
+	}
 	Sample *sm = xmalloc(sizeof *sm);
 	perftools__profiles__sample__init(sm);
-	sm->n_location_id = 1;
-	sm->location_id = xmalloc(sizeof *sm->location_id);
-	sm->location_id[0] = l->id;
+	sm->n_location_id = n;
+	sm->location_id = ids;
 	sm->n_value = 2;
 	sm->value = xmalloc(2 * sizeof *sm->value);
-	sm->value[0] = (int64_t)bin->count;
-	sm->value[1] = sat_i64(bin->count * period_ns + 0.5);
+	sm->value[0] = (int64_t)count;
+	sm->value[1] = sat_i64(count * period_ns + 0.5);
 	b->p->sample[b->p->n_sample++] = sm;
+}
+
+/* The mapping of link-time addr in object i (first_id: its first), or 0. */
+static uint64_t mapping_of(const struct object *o, uint64_t first_id, uint64_t addr)
+{
+	for (size_t r = 0; r < o->nranges; r++)
+		if (addr - o->ranges[r].vaddr < o->ranges[r].length)
+			return first_id + r;
+	return o->nranges ? first_id : 0;
+}
+
+/* The location of a loc of the stacks, made if new: the frames of its
+ * inlined functions as lines of one location, innermost first. */
+static uint64_t stack_location(struct builder *b, const struct model *m, struct symbols **syms,
+			       const uint64_t *first_ids, const struct stack_loc *l, int leaf)
+{
+	char key[64];
+	snprintf(key, sizeof key, "%zx:%llx:%d", l->object, (unsigned long long)l->addr, leaf);
+	int is_new;
+	uint64_t id = table_get(&b->locations, key, b->p->n_location + 1, &is_new);
+	if (!is_new)
+		return id;
+	int known = l->object < m->nobjects;
+	const struct object *o = known ? &m->objects[l->object] : NULL;
+	Location *loc = xmalloc(sizeof *loc);
+	perftools__profiles__location__init(loc);
+	loc->id = id;
+	loc->mapping_id = known ? mapping_of(o, first_ids[l->object], l->addr) : 0;
+	loc->address = known ? o->bias + l->addr : l->addr;
+	struct stack_line lines[65];
+	size_t n = stacks_lines(m, syms, l, leaf, lines, 65);
+	loc->n_line = n;
+	loc->line = xmalloc(n * sizeof *loc->line);
+	for (size_t i = 0; i < n; i++) {
+		loc->line[i] = xmalloc(sizeof *loc->line[i]);
+		perftools__profiles__line__init(loc->line[i]);
+		loc->line[i]->function_id = function(b, lines[i].name, lines[i].file);
+		loc->line[i]->line = lines[i].line;
+	}
+	if (b->p->n_location == b->cap_locations) {
+		b->cap_locations = b->cap_locations ? b->cap_locations * 2 : 1024;
+		b->p->location = xrealloc(b->p->location, b->cap_locations * sizeof *b->p->location);
+	}
+	b->p->location[b->p->n_location++] = loc;
+	return id;
+}
+
+static int raw_order(const void *a, const void *c, void *arg)
+{
+	const struct model_stacks *ms = arg;
+	const struct raw_stack *x = &ms->v[*(const size_t *)a], *y = &ms->v[*(const size_t *)c];
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	for (uint32_t d = 0; d < x->depth; d++) {
+		const struct stack_loc *p = &ms->locs[x->locs + d], *q = &ms->locs[y->locs + d];
+		if (p->object != q->object)
+			return p->object < q->object ? -1 : 1;
+		if (p->addr != q->addr)
+			return p->addr < q->addr ? -1 : 1;
+	}
+	return 0;
+}
+
+/* The bin of o that holds addr, or NULL. */
+static struct bin *bin_of(struct object *o, uint64_t addr)
+{
+	size_t lo = 0, hi = o->nbins;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->bins[mid].first <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr <= o->bins[lo - 1].last ? &o->bins[lo - 1] : NULL;
+}
+
+/*
+ * With stacks: a sample per distinct stack (threads summed), its
+ * locations innermost first as pprof has them; the samples counted
+ * without a stack (none recorded, or no room for it) stay samples of
+ * their address alone, so that the totals are the flat profile's.
+ * left[o][k]: what bin k of object o has beyond its stacks.
+ */
+static void stack_samples(struct builder *b, const struct model *m, struct symbols **syms,
+			  const uint64_t *first_ids, uint64_t **left, double period_ns)
+{
+	const struct model_stacks *ms = m->stacks;
+	size_t *order = xmalloc((ms->n + 1) * sizeof *order);
+	for (size_t i = 0; i < ms->n; i++)
+		order[i] = i;
+	qsort_r(order, ms->n, sizeof *order, raw_order, (void *)ms);
+	for (size_t i = 0; i < ms->n;) {
+		const struct raw_stack *r = &ms->v[order[i]];
+		uint64_t count = 0;
+		size_t j = i;
+		for (; j < ms->n && raw_order(&order[i], &order[j], (void *)ms) == 0; j++)
+			count += ms->v[order[j]].count;
+		uint64_t *ids = xmalloc(r->depth * sizeof *ids);
+		for (uint32_t d = 0; d < r->depth; d++)
+			ids[d] = stack_location(b, m, syms, first_ids, &ms->locs[r->locs + d], d == 0);
+		add_sample(b, ids, r->depth, count, period_ns);
+		/* The leaf's bin holds these samples already. */
+		const struct stack_loc *leaf = &ms->locs[r->locs];
+		struct bin *bin = leaf->object < m->nobjects
+					  ? bin_of(&m->objects[leaf->object], leaf->addr) : NULL;
+		if (bin) {
+			uint64_t *c = &left[leaf->object][bin - m->objects[leaf->object].bins];
+			*c = *c > count ? *c - count : 0;
+		}
+		i = j;
+	}
+	free(order);
 }
 
 int export_pprof(const struct model *m, struct symbols **syms, const char *out)
@@ -244,6 +377,18 @@ int export_pprof(const struct model *m, struct symbols **syms, const char *out)
 	for (size_t i = 0; i < m->nobjects; i++)
 		nmap += m->objects[i].nranges;
 	b.p->mapping = xmalloc((nmap + 1) * sizeof *b.p->mapping);
+	uint64_t *first_ids = xmalloc((m->nobjects + 1) * sizeof *first_ids);
+	uint64_t **left = xmalloc((m->nobjects + 1) * sizeof *left);
+	for (size_t i = 0; i < m->nobjects; i++) {
+		first_ids[i] = b.p->n_mapping + 1;
+		b.p->n_mapping += m->objects[i].nranges;
+		left[i] = xmalloc((m->objects[i].nbins + 1) * sizeof *left[i]);
+		for (size_t k = 0; k < m->objects[i].nbins; k++)
+			left[i][k] = m->objects[i].bins[k].count;
+	}
+	b.p->n_mapping = 0;
+	if (stacks_present(m))
+		stack_samples(&b, m, syms, first_ids, left, period_ns);
 	for (size_t i = 0; i < m->nobjects; i++) {
 		const struct object *o = &m->objects[i];
 		uint64_t first_id = b.p->n_mapping + 1;
@@ -266,9 +411,14 @@ int export_pprof(const struct model *m, struct symbols **syms, const char *out)
 			for (size_t r = 0; r < o->nranges; r++)
 				if (o->bins[k].first - o->ranges[r].vaddr < o->ranges[r].length)
 					mid = first_id + r;
-			add_location(&b, o, syms[i], o->nranges ? mid : 0, &o->bins[k], period_ns);
+			if (left[i][k])
+				add_location(&b, o, syms[i], o->nranges ? mid : 0, &o->bins[k],
+					     left[i][k], period_ns);
 		}
+		free(left[i]);
 	}
+	free(left);
+	free(first_ids);
 	size_t size = perftools__profiles__profile__get_packed_size(b.p);
 	uint8_t *buf = xmalloc(size);
 	perftools__profiles__profile__pack(b.p, buf);
@@ -291,7 +441,34 @@ int export_pprof(const struct model *m, struct symbols **syms, const char *out)
 	perftools__profiles__profile__free_unpacked(b.p, NULL) ;
 	table_free(&b.strings);
 	table_free(&b.functions);
+	table_free(&b.locations);
 	return fd < 0 ? -1 : temp_finish(-1, tmp, out, ok);
+}
+
+/* ---- Folded stacks ---- */
+
+int export_folded(const struct model *m, struct symbols **syms, const char *out)
+{
+	if (!stacks_present(m)) {
+		error_line("--format folded: the profile has no call stacks (profil run records them)");
+		return -1;
+	}
+	char tmp[PATH_MAX + 32];
+	int fd = temp_open(out, tmp, sizeof tmp, 0644);
+	if (fd < 0)
+		return -1;
+	FILE *f = fdopen(fd, "w");
+	struct stacks s;
+	stacks_build(&s, m, syms);
+	int ok = f && stacks_write_folded(&s, f) == 0;
+	stacks_free(&s);
+	if (f)
+		ok &= fclose(f) == 0;
+	else
+		close(fd);
+	if (!ok)
+		error_line("%s: cannot write: %s", out, strerror(errno));
+	return temp_finish(-1, tmp, out, ok);
 }
 
 /* ---- gmon.out ---- */
@@ -416,7 +593,7 @@ done:
 }
 
 static const struct opt export_opts[] = {
-	{ "format", 'f', 'f', "pprof|gmon", "pprof's gzipped profile.proto, or gprof's gmon.out" },
+	{ "format", 'f', 'f', "FORMAT", "pprof, gmon (gprof) or folded (flame graphs)" },
 	{ "output", 'o', 'o', "FILE", "the file to write (never a profile or an input)" },
 	{ "object", 'O', 'O', "NAME", "gmon: the object to export, by default the program" },
 	{ "exe", 'e', 'e', "PROGRAM", "the program gmon.out files profiled" },
@@ -438,8 +615,8 @@ int cmd_export(int argc, char **argv)
 	while ((c = opts_next(&o, argc, argv, &v)) != -1) {
 		switch (c) {
 		case 'f':
-			if (strcmp(v, "pprof") && strcmp(v, "gmon")) {
-				error_line("--format '%s': not one of pprof, gmon", v);
+			if (strcmp(v, "pprof") && strcmp(v, "gmon") && strcmp(v, "folded")) {
+				error_line("--format '%s': not one of pprof, gmon, folded", v);
 				return 2;
 			}
 			format = v;
@@ -457,7 +634,7 @@ int cmd_export(int argc, char **argv)
 		}
 	}
 	if (!format || !out) {
-		error_line(!format ? "export: no --format given (pprof or gmon)"
+		error_line(!format ? "export: no --format given (pprof, gmon or folded)"
 				   : "export: no -o FILE given");
 		return 2;
 	}
@@ -505,7 +682,11 @@ int cmd_export(int argc, char **argv)
 					status = 1;
 				}
 			}
+			stacks_open_symbols(&m, syms);
 			if (!status && export_pprof(&m, syms, out) != 0)
+				status = 1;
+		} else if (strcmp(format, "folded") == 0) {
+			if (rows_open_symbols(&m, syms) != 0 || export_folded(&m, syms, out) != 0)
 				status = 1;
 		} else if (export_gmon(&m, object, out) != 0) {
 			status = 1;

@@ -15,6 +15,12 @@
 int export_pprof(const struct model *m, struct symbols **syms, const char *out);
 
 /*
+ * m's call stacks as folded stacks ("a;b;c COUNT", outermost first) to
+ * out.  0, or -1 after one line saying why (a model without stacks too).
+ */
+int export_folded(const struct model *m, struct symbols **syms, const char *out);
+
+/*
  * The histogram of one object of m (the one named, else the main
  * program) as gmon.out to out.  0, or -1 after one line saying why.
  */
