@@ -20,6 +20,9 @@
  * two processes name different code, so the output keeps the process
  * id only when every input has the same one (a file merged with
  * itself, or one file): the report then still finds its perf map.
+ *
+ * Call stacks are summed by merge_stacks.c into an extension page and
+ * stack table before the segments.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +36,7 @@
 #include "../format/gmon.h"
 #include "../format/profile.h"
 #include "cli.h"
+#include "merge_stacks.h"
 #include "opts.h"
 
 struct mseg {
@@ -100,16 +104,18 @@ static uint32_t merged_thread(struct mthreads *t, const struct profile_thread *e
 	return (uint32_t)t->n++;
 }
 
-/* The threads of input p, whose segment i is the output's seg_of[i]. */
-static void add_threads(struct mthreads *t, const struct profile *p, const uint32_t *seg_of)
+/* The threads of input p, whose segment i is the output's seg_of[i];
+   into to[], the output's entry of each of its entries (UINT32_MAX: none). */
+static void add_threads(struct mthreads *t, const struct profile *p, const uint32_t *seg_of,
+			uint32_t *to)
 {
 	merged_thread(t, NULL, 0);
 	uint64_t held = p->header->unattributed;
+	to[0] = UINT32_MAX;
 	if (!p->nthreads) {
 		t->unattributed += p->counted;
 		return;
 	}
-	uint32_t *to = xmalloc(p->nthreads * sizeof *to);
 	for (uint32_t i = 0; i < p->nthreads; i++) {
 		const struct profile_thread *e = &p->threads[i];
 		to[i] = UINT32_MAX;
@@ -136,7 +142,6 @@ static void add_threads(struct mthreads *t, const struct profile *p, const uint3
 						       s->system };
 		t->pc_counts[t->npcs++] = s->count;
 	}
-	free(to);
 }
 
 /* The inputs' outside pcs, keys repeated. */
@@ -233,7 +238,7 @@ static int put_segment(int fd, const struct profile_segment *head, const uint64_
 }
 
 static int write_merged(int fd, struct profile_header *h, struct mseg *segs, size_t n,
-			const struct mthreads *t, const struct moutside *o)
+			const struct mthreads *t, const struct moutside *o, const struct mstacks *ms)
 {
 	uint64_t npcs, nout = 0;
 	struct profile_pc *pool = pool_of(t->pcs, t->pc_counts, t->npcs, PROFILE_PCS_MAX, &npcs);
@@ -247,6 +252,8 @@ static int write_merged(int fd, struct profile_header *h, struct mseg *segs, siz
 	h->outside_at = nout ? PROFILE_PAGE + h->threads_size : 0;
 	h->outside_pcs = nout;
 	uint64_t end = PROFILE_PAGE + h->threads_size + profile_outside_size(nout);
+	h->ext_at = mstacks_size(ms) ? end : 0;
+	end += mstacks_size(ms);
 	uint32_t nfile = 0;
 	for (size_t i = 0; i < n; i++) {
 		end += segs[i].head.size * (segs[i].system ? 2 : 1);
@@ -261,12 +268,13 @@ static int write_merged(int fd, struct profile_header *h, struct mseg *segs, siz
 	int bad = ftruncate(fd, (off_t)end) != 0 || put(fd, page, PROFILE_PAGE, 0) != 0
 		  || put(fd, t->v, t->n * sizeof *t->v, PROFILE_PAGE) != 0
 		  || put_pool(fd, pool, npcs, at) != 0
-		  || (nout && put_pool(fd, out, nout, h->outside_at) != 0);
+		  || (nout && put_pool(fd, out, nout, h->outside_at) != 0)
+		  || mstacks_write(fd, ms, h->ext_at) != 0;
 	free(pool);
 	free(out);
 	if (bad)
 		return -1;
-	at = PROFILE_PAGE + h->threads_size + profile_outside_size(nout);
+	at = PROFILE_PAGE + h->threads_size + profile_outside_size(nout) + mstacks_size(ms);
 	for (size_t i = 0; i < n; i++) {
 		struct mseg *s = &segs[i];
 		if (put_segment(fd, &s->head, s->counts, at) != 0)
@@ -336,6 +344,7 @@ int cmd_merge(int argc, char **argv)
 	size_t nsegs = 0;
 	struct mthreads threads = { 0 };
 	struct moutside outside = { 0 };
+	struct mstacks stacks = { 0 };
 	int one_pid = 1;
 	struct origins origins = { 0 };
 	int status = 0;
@@ -398,8 +407,15 @@ int cmd_merge(int argc, char **argv)
 			for (uint64_t k = 0; k < m->head.ncounters; k++)
 				m->system[k] += profile_system(&p.segs[i], k);
 		}
-		add_threads(&threads, &p, seg_of);
+		uint32_t *to = xmalloc((p.nthreads + 1) * sizeof *to);
+		uint64_t *out_bias = xmalloc((p.nsegs + 1) * sizeof *out_bias);
+		for (size_t i = 0; i < p.nsegs; i++)
+			out_bias[i] = segs[seg_of[i]].head.bias;
+		add_threads(&threads, &p, seg_of, to);
 		add_outside(&outside, &p);
+		mstacks_add(&stacks, &p, to, out_bias);
+		free(to);
+		free(out_bias);
 		free(seg_of);
 		profile_close(&p);
 	}
@@ -423,7 +439,7 @@ int cmd_merge(int argc, char **argv)
 		if (fd < 0) {
 			status = 1;
 		} else {
-			int ok = write_merged(fd, &h, segs, nsegs, &threads, &outside) == 0;
+			int ok = write_merged(fd, &h, segs, nsegs, &threads, &outside, &stacks) == 0;
 			if (!ok)
 				error_line("%s: %s", out, strerror(errno));
 			if (temp_finish(fd, tmp, out, ok) != 0)
@@ -440,5 +456,6 @@ int cmd_merge(int argc, char **argv)
 	free(threads.pc_counts);
 	free(outside.pcs);
 	free(outside.counts);
+	mstacks_free(&stacks);
 	return status;
 }

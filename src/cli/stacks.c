@@ -49,7 +49,7 @@ static size_t *entry_rows(const struct model *m, const struct profile *p, size_t
 
 /* The segment of p that holds runtime pc: one still mapped first (an
  * object closed may have left its addresses to another), the latest. */
-static size_t segment_of(const struct profile *p, uint64_t pc)
+size_t stacks_segment_of(const struct profile *p, uint64_t pc)
 {
 	size_t found = SIZE_MAX;
 	for (size_t i = p->nsegs; i-- > 0;) {
@@ -104,7 +104,7 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 						     st->system < st->count ? st->system : st->count,
 						     ms->nlocs, st->depth, st->stop };
 		for (uint32_t d = 0; d < st->depth; d++) {
-			size_t seg = segment_of(p, pcs[d]);
+			size_t seg = stacks_segment_of(p, pcs[d]);
 			ms->locs[ms->nlocs++] = seg == SIZE_MAX
 				? (struct stack_loc){ STACK_NO_OBJECT, pcs[d] }
 				: (struct stack_loc){ objs[seg], pcs[d] - p->segs[seg].head->bias };

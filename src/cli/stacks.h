@@ -68,6 +68,10 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 		     size_t rows);
 void model_stacks_free(struct model_stacks *s);
 
+/* The segment of p that holds runtime pc (SIZE_MAX: none): one still
+   mapped first, else the latest closed. */
+size_t stacks_segment_of(const struct profile *p, uint64_t pc);
+
 /* The symbols of the objects only stacks pass through (rows_open_symbols
    opens those with samples): NULL, without a word, where they cannot be
    had; the frames there are "[unknown]". */
