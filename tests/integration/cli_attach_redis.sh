@@ -64,20 +64,32 @@ wait $ppid || no "cost: profil run -p exited $?: $(cat cost.err)"
 echo "requests/s (GET, -c 20, $n requests): without profil $without, with profil attached $with"
 
 # The comparison: load running, perf and profil attached for the same 4 s.
-redis-benchmark -h 127.0.0.1 -p "$port" -n 3000000 -c 20 -t set,get -q > load.out 2>&1 &
+# One kind of request only: SET then GET would change the server's
+# profile halfway, and a window off by a little would compare phases.
+redis-benchmark -h 127.0.0.1 -p "$port" -n 5000000 -c 20 -t get -q > load.out 2>&1 &
 lpid=$!
 rm -f stop
 pinger pings &
 gpid=$!
 sleep 0.5
 # perf is attached first and stays after: its samples of profil's window
-# (the file's start_ns and update_ns, CLOCK_REALTIME) are the ones compared.
-perf record -q -k CLOCK_REALTIME -e task-clock -c 500000 -g -p $rpid -o perf.data -- sleep 6 \
+# (the file's start_ns and update_ns, CLOCK_REALTIME) are the ones
+# compared.  On a busy machine perf takes a second or more to start:
+# profil starts once perf has written samples, and perf stops only after
+# profil has.
+perf record -q -k CLOCK_REALTIME -e task-clock -c 500000 -g -p $rpid -o perf.data \
 	> perf.log 2>&1 &
 fpid=$!
-sleep 0.5
+for i in $(seq 100); do
+	[ "$(stat -c %s perf.data 2>/dev/null || echo 0)" -gt 4096 ] && break
+	sleep 0.1
+done
+sleep 0.3
 "$profil" run -F 2000 -p $rpid --duration 4 -o att > out 2> err || no "profil run -p exited $?: $(cat err)"
-wait $fpid || no "perf record -p failed: $(cat perf.log)"
+sleep 0.3
+kill -INT $fpid
+wait $fpid	# stopped by SIGINT: its status says so
+[ -s perf.data ] || no "perf record -p failed: $(cat perf.log)"
 touch stop
 wait $gpid
 kill $lpid 2>/dev/null
@@ -109,6 +121,12 @@ perf script -i perf.data -F time,ip,sym,dso --no-inline 2> /dev/null | awk -v fr
 	!inside || found || /\[kernel\.kallsyms\]\)$/ { next }
 	{ f = $2; sub(/\+0x[0-9a-f]+$/, "", f); '"$canon"' n[f]++; found = 1 }
 	END { for (f in n) print f "," n[f]; if (none) print "[kernel only]," none }' > perf.csv
+# perf's samples must cover the whole window, or the two compare different times.
+perf script -i perf.data -F time 2> /dev/null | awk -v from="$from" -v to="$to" '
+	{ t = $1 + 0; if (!n++ || t < first) first = t; if (t > last) last = t }
+	END { if (!n || first > from + 0.05 || last < to - 0.05) {
+		printf "perf sampled %.3f to %.3f, profil %.3f to %.3f\n", first, last, from, to; exit 1 } }' ||
+	no "perf record's samples do not cover profil's window"
 "$profil" report --format csv att | awk -F, 'NR > 1 { f = $5; '"$canon"' n[f] += $4 }
 	END { for (f in n) print f "," n[f] }' > profil.csv
 n_perf=$(awk -F, '{ s += $2 } END { print s + 0 }' perf.csv)
