@@ -4,7 +4,8 @@
  * command reads, with --exe naming this program (a gmon.out's symbols
  * then come from it, and its call arcs make a call graph).  The first
  * byte picks the view: functions, lines, objects, csv, json, the call
- * graph, the HTML page.  --annotate, which runs objdump, is left out.
+ * graph, the HTML page, and of call stacks the tree, main's callers and
+ * its callees.  --annotate, which runs objdump, is left out.
  *
  * Whatever the file holds, report ends with status 0 or 1 (one line
  * said), never a crash, a hang or an exit of its own.
@@ -22,7 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const views[][2] = {
 		{ "--format", "text" }, { "--lines", "--inline" }, { "--objects", "-t1" },
 		{ "--format", "csv" }, { "--format", "json" }, { "--callgraph", "-t0" },
-		{ "--html", NULL },
+		{ "--html", NULL }, { "--tree", "-t0" }, { "--callers", "main" },
+		{ "--callees", "main" },
 	};
 	const char *const *v = views[data[0] % (sizeof views / sizeof views[0])];
 	char path[64], page[PATH_MAX];

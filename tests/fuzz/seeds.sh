@@ -32,9 +32,16 @@ ls -d "$PWD"/spin.run/*.prof > runlist
 "$profil" run -o killed.run ./killed 2>/dev/null || true
 cp killed.run/*.prof killed.prof
 "$profil" merge -o merged.prof spin.prof
+# Call stacks (profil(5) version 4): a program of known calls.
+cc -O2 -g -o callsprog "$root/tests/cli/calls.c"
+"$profil" run --backend timer -o stacks.run ./callsprog 20 2>/dev/null
+cp stacks.run/*.prof stacks.prof
 ./trim spin.prof spin.small
 ./trim killed.prof killed.small
 ./trim merged.prof merged.small
+./trim stacks.prof stacks.small
+"$profil" merge -o stacks-merged.prof stacks.prof
+./trim stacks-merged.prof stacks-merged.small
 ./trim spin.prof self.small 1024 /proc/self/exe
 "$profil" export --format gmon -o export.gmon spin.prof
 cc -pg -O2 -pthread -I"$root/include" -o calls "$root/tests/gmon/calls.c" $link
@@ -59,6 +66,8 @@ for t in profile merge export; do
 	put $t spin spin.small
 	put $t killed killed.small
 	put $t merged merged.small
+	put $t stacks stacks.small
+	put $t stacks-merged stacks-merged.small
 done
 put gmon calls calls.gmon
 put merge calls-gmon calls.gmon
@@ -70,9 +79,12 @@ put monout mon.out mon.out
 put pcsample work.pcs work.pcs
 put loadmap work.pcs loadmap
 put runlist profil-last runlist
-# report: the first byte picks the view (0 text, 3 csv, 5 call graph, 6 HTML).
-for v in 0 3 5 6; do
-	for f in calls.gmon self.small; do
+./trim stacks.prof stacks-self.small 1024 /proc/self/exe
+# report: the first byte picks the view (0 text, 3 csv, 5 call graph, 6 HTML,
+# 7 tree, 8 callers); stacks-self only in those of stacks.
+for v in 0 3 5 6 7 8; do
+	for f in calls.gmon self.small stacks-self.small; do
+		case $f$v in stacks-self.small[0356]|calls.gmon[78]|self.small[78]) continue ;; esac
 		{ printf "\\$(printf %03o $v)"; cat $f; } > view
 		put report "${f%.*}-$v" view
 	done

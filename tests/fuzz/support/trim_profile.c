@@ -4,7 +4,9 @@
  * counts) of at most MAX counters (1024), the header's sums made to
  * agree; with PATH, the segments name that object instead, without a
  * build ID (/proc/self/exe: the fuzz target's own symbols).  Real profiles hold libc's counters, megabytes; a seed should
- * be a few pages.  Used by tests/fuzz/seeds.sh.
+ * be a few pages.  A stack table (version 4) is kept, cut to its first
+ * STACKS stacks of at most DEPTH pcs, all of thread entry 0.  Used by
+ * tests/fuzz/seeds.sh.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -35,6 +37,38 @@ int main(int argc, char **argv)
 	}
 	uint64_t at = PROFILE_PAGE, counted = 0, system = 0;
 	uint32_t n = 0;
+	h->ext_at = 0;
+	if (p.ext && p.nstacks) {	/* a page of slots, a page of pcs */
+		enum { STACKS = 16, DEPTH = 32 };
+		static struct profile_ext ext;
+		static struct profile_stack slots[PROFILE_PAGE / sizeof(struct profile_stack)];
+		static uint64_t pcs[PROFILE_PAGE / sizeof(uint64_t)];
+		memcpy(&ext, p.ext, sizeof ext);
+		ext.stack_slots = sizeof slots / sizeof *slots;
+		ext.stacks_at = at + PROFILE_PAGE;
+		ext.frames_at = ext.stacks_at + sizeof slots;
+		ext.frames_cap = sizeof pcs / sizeof *pcs;
+		ext.size = PROFILE_PAGE + sizeof slots + sizeof pcs;
+		uint32_t used = 0, kept = 0;
+		for (uint64_t k = 0; k < p.nstacks && kept < STACKS; k++) {
+			const uint64_t *in = profile_stack_pcs(&p, &p.stacks[k]);
+			if (!in)
+				continue;
+			struct profile_stack *s = &slots[kept++];
+			*s = p.stacks[k];
+			s->entry = 0;
+			s->depth = s->depth < DEPTH ? s->depth : DEPTH;
+			s->frames = used;
+			memcpy(pcs + used, in, s->depth * sizeof *pcs);
+			used += s->depth;
+		}
+		ext.frames_used = used;
+		FUZZ_CHECK(pwrite(fd, &ext, sizeof ext, (off_t)at) == (ssize_t)sizeof ext);
+		FUZZ_CHECK(pwrite(fd, slots, sizeof slots, (off_t)ext.stacks_at) == (ssize_t)sizeof slots);
+		FUZZ_CHECK(pwrite(fd, pcs, sizeof pcs, (off_t)ext.frames_at) == (ssize_t)sizeof pcs);
+		h->ext_at = at;
+		at += ext.size;
+	}
 	for (size_t i = 0; i < p.nsegs; i++) {
 		const struct profile_seg_view *v = &p.segs[i];
 		if (v->head->ncounters > max)
