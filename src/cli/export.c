@@ -293,6 +293,8 @@ static int raw_order(const void *a, const void *c, void *arg)
 {
 	const struct model_stacks *ms = arg;
 	const struct raw_stack *x = &ms->v[*(const size_t *)a], *y = &ms->v[*(const size_t *)c];
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
 	if (x->depth != y->depth)
 		return x->depth < y->depth ? -1 : 1;
 	for (uint32_t d = 0; d < x->depth; d++) {
@@ -303,6 +305,30 @@ static int raw_order(const void *a, const void *c, void *arg)
 			return p->addr < q->addr ? -1 : 1;
 	}
 	return 0;
+}
+
+/* A sample's labels: its thread's name ("thread"), id and process id
+   ("tid", "pid", where known), for pprof's -tagfocus and -tags. */
+static void thread_labels(struct builder *b, Sample *sm, const struct thread *t)
+{
+	if (!t)
+		return;
+	sm->label = xmalloc(3 * sizeof *sm->label);
+	const char *keys[3] = { "thread", "tid", "pid" };
+	int64_t nums[3] = { 0, t->tid, t->pid };
+	for (int i = 0; i < 3; i++) {
+		if (i && nums[i] <= 0)
+			continue;
+		Perftools__Profiles__Label *l = xmalloc(sizeof *l);
+		perftools__profiles__label__init(l);
+		l->key = str(b, keys[i]);
+		if (i)
+			l->num = nums[i];
+		else
+			l->str = str(b, t->tid > 0 ? t->comm : t->tid == THREAD_OTHERS
+							? "[other threads]" : "[no per-thread counts]");
+		sm->label[sm->n_label++] = l;
+	}
 }
 
 /* The bin of o that holds addr, or NULL. */
@@ -320,7 +346,7 @@ static struct bin *bin_of(struct object *o, uint64_t addr)
 }
 
 /*
- * With stacks: a sample per distinct stack (threads summed), its
+ * With stacks: a sample per distinct stack of each thread (labelled), its
  * locations innermost first as pprof has them; the samples counted
  * without a stack (none recorded, or no room for it) stay samples of
  * their address alone, so that the totals are the flat profile's.
@@ -344,6 +370,8 @@ static void stack_samples(struct builder *b, const struct model *m, struct symbo
 		for (uint32_t d = 0; d < r->depth; d++)
 			ids[d] = stack_location(b, m, syms, first_ids, &ms->locs[r->locs + d], d == 0);
 		add_sample(b, ids, r->depth, count, period_ns);
+		thread_labels(b, b->p->sample[b->p->n_sample - 1],
+			      r->thread < m->nthread_rows ? &m->thread_rows[r->thread] : NULL);
 		/* The leaf's bin holds these samples already. */
 		const struct stack_loc *leaf = &ms->locs[r->locs];
 		struct bin *bin = leaf->object < m->nobjects
