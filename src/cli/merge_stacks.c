@@ -71,6 +71,7 @@ void mstacks_add(struct mstacks *ms, const struct profile *p, const uint32_t *en
 	if (x->stack_copy > ms->stack_copy)
 		ms->stack_copy = x->stack_copy;
 	uint64_t pcs[PROFILE_DEPTH_MAX];
+	size_t hint = 0;
 	for (uint64_t k = 0; k < p->nstacks; k++) {
 		const struct profile_stack *st = &p->stacks[k];
 		const uint64_t *in = profile_stack_pcs(p, st);
@@ -78,7 +79,7 @@ void mstacks_add(struct mstacks *ms, const struct profile *p, const uint32_t *en
 			continue;
 		uint32_t entry = entry_of[st->entry] == UINT32_MAX ? 0 : entry_of[st->entry];
 		for (uint16_t d = 0; d < st->depth; d++) {
-			size_t seg = stacks_segment_of(p, in[d]);
+			size_t seg = stacks_segment_of(p, in[d], &hint);
 			pcs[d] = seg == SIZE_MAX ? in[d] : in[d] - p->segs[seg].head->bias + out_bias[seg];
 		}
 		if (2 * (ms->n + 1) > ms->capindex)

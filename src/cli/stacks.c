@@ -49,15 +49,21 @@ static size_t *entry_rows(const struct model *m, const struct profile *p, size_t
 
 /* The segment of p that holds runtime pc: one still mapped first (an
  * object closed may have left its addresses to another), the latest. */
-size_t stacks_segment_of(const struct profile *p, uint64_t pc)
+size_t stacks_segment_of(const struct profile *p, uint64_t pc, size_t *hint)
 {
+	/* The pcs of a stack are mostly in the segment of the one before. */
+	if (*hint < p->nsegs) {
+		const struct profile_segment *s = p->segs[*hint].head;
+		if (pc - s->bias - s->vaddr < s->length && !(s->flags & PROFILE_SEG_UNMAPPED))
+			return *hint;
+	}
 	size_t found = SIZE_MAX;
 	for (size_t i = p->nsegs; i-- > 0;) {
 		const struct profile_segment *s = p->segs[i].head;
 		if (pc - s->bias - s->vaddr >= s->length)
 			continue;
 		if (!(s->flags & PROFILE_SEG_UNMAPPED))
-			return i;
+			return *hint = i;
 		if (found == SIZE_MAX)
 			found = i;
 	}
@@ -80,7 +86,7 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 	ms->unplaced += x->stacks_unplaced;
 	for (int i = 0; i < PROFILE_STOP_COUNT; i++)
 		ms->stop[i] += x->stop[i];
-	size_t *row = entry_rows(m, p, rows);
+	size_t *row = entry_rows(m, p, rows), hint = 0;
 	for (uint64_t k = 0; k < p->nstacks; k++) {
 		const struct profile_stack *st = &p->stacks[k];
 		const uint64_t *pcs = profile_stack_pcs(p, st);
@@ -104,7 +110,7 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 						     st->system < st->count ? st->system : st->count,
 						     ms->nlocs, st->depth, st->stop };
 		for (uint32_t d = 0; d < st->depth; d++) {
-			size_t seg = stacks_segment_of(p, pcs[d]);
+			size_t seg = stacks_segment_of(p, pcs[d], &hint);
 			ms->locs[ms->nlocs++] = seg == SIZE_MAX
 				? (struct stack_loc){ STACK_NO_OBJECT, pcs[d] }
 				: (struct stack_loc){ objs[seg], pcs[d] - p->segs[seg].head->bias };

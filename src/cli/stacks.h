@@ -69,8 +69,9 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 void model_stacks_free(struct model_stacks *s);
 
 /* The segment of p that holds runtime pc (SIZE_MAX: none): one still
-   mapped first, else the latest closed. */
-size_t stacks_segment_of(const struct profile *p, uint64_t pc);
+   mapped first, else the latest closed.  *hint: the last one found
+   (start with 0), tried first. */
+size_t stacks_segment_of(const struct profile *p, uint64_t pc, size_t *hint);
 
 /* The symbols of the objects only stacks pass through (rows_open_symbols
    opens those with samples): NULL, without a word, where they cannot be
