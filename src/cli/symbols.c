@@ -4,7 +4,9 @@
  * Each object is reported to its own offline Dwfl at base 0, so that
  * module addresses are the object's link-time addresses, which is what
  * the model holds.  libdwfl finds separate debug files (debuglink,
- * /usr/lib/debug/.build-id) by itself.
+ * /usr/lib/debug/.build-id) by itself.  An object is opened once per
+ * report however many model objects stand for it (the same build ID, or
+ * the same file, under several paths): the opens are shared, counted.
  */
 #define _GNU_SOURCE
 #include <dwarf.h>
@@ -13,13 +15,16 @@
 #include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cxxname.h"
 #include "srcpath.h"
 #include "symbols.h"
+#include "symtab.h"
 
 
 struct name {
@@ -36,13 +41,6 @@ struct cu_index {
 	Dwarf_Off offset;	/* of the CU's DIE */
 	struct cu_fn *v;
 	size_t n, cap;
-};
-
-/* A symbol with a size, of the kinds dwfl_module_addrinfo considers. */
-struct sized {
-	uint64_t start, end;
-	uint64_t maxend;	/* the highest end of this and every one before */
-	const char *raw;
 };
 
 /* A function of a perf map (/tmp/perf-PID.map): JIT code. */
@@ -72,14 +70,37 @@ struct symbols {
 	size_t nnames, cap;
 	uint64_t last_start, last_size;	/* the last function found */
 	const char *last_name;
-	struct sized *sized;	/* by start, made at the first lookup */
-	size_t nsized;
-	int made;
+	struct symtab *tab;	/* made at the first lookup */
 	struct cu_index *cus;	/* the functions of each CU, for inlines */
 	size_t ncus;
 	struct canon *canon;	/* a hash table of capcanon entries by raw */
 	size_t ncanon, capcanon;
+	/* What the object is, for sharing: its build ID, else its file. */
+	uint8_t build_id[64];
+	unsigned build_id_len;
+	dev_t dev;
+	ino_t ino;
+	struct timespec mtime;
+	unsigned refs;
+	struct symbols *next;	/* the objects open */
 };
+
+static struct symbols *open_list;
+
+/* An object open already that is o's: the same build ID, or without
+ * one the same file unchanged. */
+static struct symbols *shared(const struct object *o, const struct stat *st)
+{
+	for (struct symbols *s = open_list; s; s = s->next) {
+		if (o->build_id_len ? s->build_id_len == o->build_id_len
+					      && memcmp(s->build_id, o->build_id, o->build_id_len) == 0
+				    : !s->build_id_len && s->dev == st->st_dev && s->ino == st->st_ino
+					      && s->mtime.tv_sec == st->st_mtim.tv_sec
+					      && s->mtime.tv_nsec == st->st_mtim.tv_nsec)
+			return s;
+	}
+	return NULL;
+}
 
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -182,11 +203,17 @@ struct symbols *symbols_open(const struct object *o, char *why, size_t len)
 			read_perf_map(s, o->path);
 		return s;
 	}
-	if (access(o->path, R_OK) != 0) {
+	struct stat st;
+	if (access(o->path, R_OK) != 0 || stat(o->path, &st) != 0) {
 		snprintf(why, len, "%s: cannot read: %m (it was profiled there)", o->path);
 		return NULL;
 	}
-	struct symbols *s = calloc(1, sizeof *s);
+	struct symbols *s = shared(o, &st);
+	if (s) {
+		s->refs++;
+		return s;
+	}
+	s = calloc(1, sizeof *s);
 	if (!s) {
 		snprintf(why, len, "out of memory");
 		return NULL;
@@ -211,19 +238,32 @@ struct symbols *symbols_open(const struct object *o, char *why, size_t len)
 		symbols_close(s);
 		return NULL;
 	}
+	memcpy(s->build_id, o->build_id, o->build_id_len);
+	s->build_id_len = o->build_id_len;
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->mtime = st.st_mtim;
+	s->refs = 1;
+	s->next = open_list;
+	open_list = s;
 	return s;
 }
 
 void symbols_close(struct symbols *s)
 {
-	if (!s)
+	if (!s || (s->refs && --s->refs))
 		return;
+	for (struct symbols **p = &open_list; *p; p = &(*p)->next)
+		if (*p == s) {
+			*p = s->next;
+			break;
+		}
 	for (size_t i = 0; i < s->cap; i++) {
 		free(s->names[i].raw);
 		free(s->names[i].demangled);
 	}
 	free(s->names);
-	free(s->sized);
+	symtab_free(s->tab);
 	for (size_t i = 0; i < s->njit; i++)
 		free(s->jit[i].name);
 	free(s->jit);
@@ -254,10 +294,8 @@ static size_t name_hash(const char *raw, size_t cap)
 
 /* The demangled form of raw, made once (a C++ program of a hundred
  * thousand functions asks for every one of them). */
-static const char *pretty(struct symbols *s, const char *raw)
+static void names_room(struct symbols *s)
 {
-	if (!mangled(raw))
-		return raw;	/* libdwfl keeps it as long as the Dwfl */
 	if (2 * (s->nnames + 1) > s->cap) {
 		size_t cap = s->cap ? 2 * s->cap : 256;
 		struct name *t = xmalloc(cap * sizeof *t);
@@ -274,6 +312,13 @@ static const char *pretty(struct symbols *s, const char *raw)
 		s->names = t;
 		s->cap = cap;
 	}
+}
+
+static const char *pretty(struct symbols *s, const char *raw)
+{
+	if (!mangled(raw))
+		return raw;	/* libdwfl keeps it as long as the Dwfl */
+	names_room(s);
 	size_t k = name_hash(raw, s->cap);
 	for (; s->names[k].raw; k = (k + 1) & (s->cap - 1))
 		if (strcmp(s->names[k].raw, raw) == 0)
@@ -281,61 +326,6 @@ static const char *pretty(struct symbols *s, const char *raw)
 	s->names[k] = (struct name){ xstrdup(raw), demangle(raw) };
 	s->nnames++;
 	return s->names[k].demangled;
-}
-
-static int by_start(const void *a, const void *b)
-{
-	const struct sized *x = a, *y = b;
-	return (x->start > y->start) - (x->start < y->start);
-}
-
-/* libdwfl looks a symbol up by reading the whole symbol table (elfutils
- * 0.188): a hundred thousand functions made that a hundred thousand
- * times slower.  So the sized symbols are sorted once here. */
-static void make_table(struct symbols *s)
-{
-	s->made = 1;
-	int n = dwfl_module_getsymtab(s->mod);
-	if (n <= 0)
-		return;
-	s->sized = xmalloc((size_t)n * sizeof *s->sized);
-	for (int i = 0; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		const char *name = dwfl_module_getsym_info(s->mod, i, &sym, &addr, NULL, NULL, NULL);
-		int type = GELF_ST_TYPE(sym.st_info);
-		if (!name || !name[0] || sym.st_shndx == SHN_UNDEF || !sym.st_size
-		    || type == STT_SECTION || type == STT_FILE || type == STT_TLS)
-			continue;
-		s->sized[s->nsized++] = (struct sized){ addr, addr + sym.st_size, 0, name };
-	}
-	qsort(s->sized, s->nsized, sizeof *s->sized, by_start);
-	for (size_t i = 0; i < s->nsized; i++)
-		s->sized[i].maxend = i && s->sized[i - 1].maxend > s->sized[i].end
-					     ? s->sized[i - 1].maxend : s->sized[i].end;
-}
-
-/* The one sized symbol that holds addr, or NULL if none or several do
- * (aliases, nested symbols: libdwfl's rules of preference decide). */
-static const struct sized *only_holder(struct symbols *s, uint64_t addr)
-{
-	size_t lo = 0, hi = s->nsized;
-	while (lo < hi) {	/* the first that starts above addr */
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->sized[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	const struct sized *found = NULL;
-	for (size_t k = lo; k-- > 0 && s->sized[k].maxend > addr;) {
-		if (addr < s->sized[k].end) {
-			if (found)
-				return NULL;
-			found = &s->sized[k];
-		}
-	}
-	return found;
 }
 
 /*
@@ -351,7 +341,9 @@ static int mapping_symbol(const char *name)
 	       && (name[2] == '\0' || name[2] == '.');
 }
 
-static const char *mapping_name(struct symbols *s, uint64_t addr)
+/* The section of addr, if it is one of procedure linkage table stubs:
+ * "[plt]" (gprof's _init, or the function before it, would mislead). */
+static int plt_section(struct symbols *s, uint64_t addr, struct function *f)
 {
 	Dwarf_Addr a = addr, bias;
 	Elf_Scn *scn = dwfl_module_address_section(s->mod, &a, &bias);
@@ -359,11 +351,44 @@ static const char *mapping_name(struct symbols *s, uint64_t addr)
 	size_t strndx;
 	GElf_Shdr shdr;
 	if (!scn || !elf || elf_getshdrstrndx(elf, &strndx) != 0 || !gelf_getshdr(scn, &shdr))
-		return NULL;
+		return 0;
 	const char *name = elf_strptr(elf, strndx, shdr.sh_name);
-	return name && strcmp(name, ".plt") == 0 ? "[plt]" : NULL;
+	if (!name || (strncmp(name, ".plt", 4) != 0 && strcmp(name, ".iplt") != 0))
+		return 0;
+	*f = (struct function){ "[plt]", shdr.sh_addr + bias, shdr.sh_size };
+	return 1;
 }
 
+/* A name made here (OBJECT+0xSTART), kept as long as s. */
+static const char *made_name(struct symbols *s, const char *name)
+{
+	names_room(s);
+	size_t k = name_hash(name, s->cap);
+	for (; s->names[k].raw; k = (k + 1) & (s->cap - 1))
+		if (strcmp(s->names[k].raw, name) == 0)
+			return s->names[k].demangled;
+	s->names[k] = (struct name){ xstrdup(name), xstrdup(name) };
+	s->nnames++;
+	return s->names[k].demangled;
+}
+
+/* A function of the call frame information without a symbol, named by
+ * its object and start as perf and pprof name such addresses. */
+static const char *frame_name(struct symbols *s, uint64_t start)
+{
+	const char *base = strrchr(s->path, '/');
+	char buf[512];
+	snprintf(buf, sizeof buf, "%s+0x%" PRIx64, base ? base + 1 : s->path, start);
+	return made_name(s, buf);
+}
+
+/*
+ * The symbol libdwfl names if it has a size; where none has, the
+ * procedure linkage table, then the function range of the call frame
+ * information (named after a symbol without a size inside it at its
+ * start or later, else OBJECT+0xSTART), then a symbol without a size
+ * (up to addr), which libdwfl takes only past the end of every sized one.
+ */
 int symbols_function(struct symbols *s, uint64_t addr, struct function *f)
 {
 	if (!s->mod)
@@ -372,33 +397,30 @@ int symbols_function(struct symbols *s, uint64_t addr, struct function *f)
 		*f = (struct function){ s->last_name, s->last_start, s->last_size };
 		return 1;
 	}
-	if (!s->made)
-		make_table(s);
-	const struct sized *one = only_holder(s, addr);
-	uint64_t cached;	/* 0 for a sizeless symbol: not kept */
-	if (one) {
-		f->name = pretty(s, one->raw);
-		f->start = one->start;
-		f->size = cached = one->end - one->start;
+	if (!s->tab)
+		s->tab = symtab_make(s->mod);
+	struct symhit h;
+	int named = symtab_symbol(s->tab, addr, &h);
+	uint64_t start, end;
+	if (named && mapping_symbol(h.raw))
+		named = 0;
+	if (named && h.size) {
+		*f = (struct function){ pretty(s, h.raw), h.start, h.size };
+	} else if (plt_section(s, addr, f)) {
+	} else if (symtab_frame(s->tab, addr, &start, &end)) {
+		if (named && h.start >= start)
+			*f = (struct function){ pretty(s, h.raw), h.start, end - h.start };
+		else
+			*f = (struct function){ frame_name(s, start), start, end - start };
+	} else if (named) {	/* not kept: its size is up to addr */
+		*f = (struct function){ pretty(s, h.raw), h.start, addr - h.start + 1 };
+		return 1;
 	} else {
-		GElf_Off off;
-		GElf_Sym sym;
-		const char *name = dwfl_module_addrinfo(s->mod, addr, &off, &sym, NULL, NULL, NULL);
-		if (!name)
-			return 0;
-		if (mapping_symbol(name)) {
-			name = mapping_name(s, addr);
-			if (!name)
-				return 0;
-		}
-		f->name = pretty(s, name);
-		f->start = addr - off;
-		f->size = sym.st_size ? sym.st_size : off + 1;
-		cached = sym.st_size;
+		return 0;
 	}
 	s->last_name = f->name;
 	s->last_start = f->start;
-	s->last_size = cached;
+	s->last_size = f->size;
 	return 1;
 }
 
@@ -423,6 +445,16 @@ size_t symbols_find_all(struct symbols *s, const char *want, struct function **o
 			      s->jit[i].end - s->jit[i].start);
 	if (!s->mod)
 		return n;
+	/* A function without a symbol, by the name it is shown under. */
+	const char *plus = strrchr(want, '+');
+	if (plus && strncmp(plus, "+0x", 3) == 0) {
+		char *end;
+		uint64_t start = strtoull(plus + 3, &end, 16);
+		struct function f;
+		if (end > plus + 3 && !*end && symbols_function(s, start, &f) && f.start == start
+		    && strcmp(f.name, want) == 0)
+			found(out, &n, f.name, f.start, f.size);
+	}
 	int nsyms = dwfl_module_getsymtab(s->mod);
 	for (int i = 0; i < nsyms; i++) {
 		GElf_Sym sym;
