@@ -9,11 +9,12 @@
 set -e
 
 # Building libprofil and the command, and running profil run: the
-# compiler, elfutils (symbols, lines), zlib and protobuf-c (pprof),
-# libiberty (Rust and C++ names).
+# compiler, elfutils (symbols, lines; libdebuginfod: debug files from
+# DEBUGINFOD_URLS), zlib and protobuf-c (pprof), libiberty (Rust and
+# C++ names).
 PACKAGES="make gcc libc6-dev pkg-config binutils
-	libdw-dev libelf-dev zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
-	libiberty-dev"
+	libdw-dev libelf-dev libdebuginfod-dev zlib1g-dev libprotobuf-c-dev
+	protobuf-c-compiler libiberty-dev"
 
 # --test adds the test tools.  chromium: the browser tests of report
 # --html (tests/html/, driven by playwright-core, from npm).
@@ -24,6 +25,8 @@ PACKAGES="make gcc libc6-dev pkg-config binutils
 # zstd: a program with a SIGBUS handler of its own, in
 # tests/integration/full_disk.sh.  redis-server, redis-tools: the real
 # server profil run -p attaches to (tests/integration/cli_attach_redis.sh).
+# debuginfod: the real server tests/integration/cli_debuginfod.sh serves
+# debug files from.
 # golang-go: go tool pprof reads the exports; linux-perf: the
 # comparisons with perf record.  The arm64 pass (make ARCH=aarch64, make
 # test-emulated): the cross compiler and binutils (aarch64-linux-gnu-gprof),
@@ -39,7 +42,7 @@ esac
 if [ -n "$tests" ]; then
 	PACKAGES="$PACKAGES clang libcmocka-dev g++
 	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2
-	dpkg-dev debhelper lintian man-db zstd redis-server redis-tools"
+	dpkg-dev debhelper lintian man-db zstd redis-server redis-tools debuginfod"
 	if [ "$(uname -m)" = x86_64 ]; then
 		PACKAGES="$PACKAGES gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 		binutils-aarch64-linux-gnu qemu-user libcmocka-dev:arm64"

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "cxxname.h"
+#include "debuginfod.h"
 #include "srcpath.h"
 #include "symbols.h"
 #include "symtab.h"
@@ -104,7 +105,7 @@ static struct symbols *shared(const struct object *o, const struct stat *st)
 
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = debuginfod_find_debuginfo_cb,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -258,6 +259,8 @@ void symbols_close(struct symbols *s)
 			*p = s->next;
 			break;
 		}
+	if (!open_list)
+		debuginfod_done();
 	for (size_t i = 0; i < s->cap; i++) {
 		free(s->names[i].raw);
 		free(s->names[i].demangled);
