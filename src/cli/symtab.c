@@ -8,9 +8,10 @@
  * holds is answered by bisection, several by libdwfl's own rule of
  * preference (the closest start, then the binding, globals before
  * locals); anything else (no symbol with a size: a symbol without one,
- * a mapping symbol, nothing) is asked of libdwfl once for each stretch
- * between two symbol or section boundaries, where its answer cannot
- * change, and kept.
+ * a mapping symbol) is asked of libdwfl once for each stretch between
+ * two symbol or section boundaries, where its answer cannot change, and
+ * kept; where no symbol without a size lies past every sized one before
+ * the address, libdwfl would name nothing, and is not asked.
  */
 #define _GNU_SOURCE
 #include <elfutils/libdw.h>
@@ -43,6 +44,8 @@ struct symtab {
 	size_t nsized;
 	uint64_t *exact;	/* global symbols without a size, by value */
 	size_t nexact;
+	uint64_t *bare;		/* every symbol without a size, by value */
+	size_t nbare;
 	uint64_t *cuts;		/* every boundary, sorted and unique */
 	size_t ncuts;
 	struct memo *memo;	/* ncuts + 1 stretches, made at first need */
@@ -105,7 +108,7 @@ struct symtab *symtab_make(Dwfl_Module *mod)
 	t->mod = mod;
 	int n = dwfl_module_getsymtab(mod);
 	t->first_global = dwfl_module_getsymtab_first_global(mod);
-	size_t capcuts = 0, capexact = 0;
+	size_t capcuts = 0, capexact = 0, capbare = 0;
 	if (n > 0)
 		t->sized = xmalloc((size_t)n * sizeof *t->sized);
 	/* Entry 0 is the null symbol, which libdwfl passes over too. */
@@ -122,8 +125,10 @@ struct symtab *symtab_make(Dwfl_Module *mod)
 			push(&t->cuts, &t->ncuts, &capcuts, addr + sym.st_size);
 			t->sized[t->nsized++] = (struct sized){ addr, addr + sym.st_size, 0, name, i,
 								bind_value(&sym) };
-		} else if (!sym.st_size && (t->first_global == 0 || i >= t->first_global)) {
-			push(&t->exact, &t->nexact, &capexact, addr);
+		} else if (!sym.st_size) {
+			push(&t->bare, &t->nbare, &capbare, addr);
+			if (t->first_global == 0 || i >= t->first_global)
+				push(&t->exact, &t->nexact, &capexact, addr);
 		}
 	}
 	/* libdwfl tells symbols apart by section too. */
@@ -142,6 +147,7 @@ struct symtab *symtab_make(Dwfl_Module *mod)
 					     ? t->sized[i - 1].maxend : t->sized[i].end;
 	t->ncuts = sort_unique(t->cuts, t->ncuts);
 	t->nexact = sort_unique(t->exact, t->nexact);
+	t->nbare = sort_unique(t->bare, t->nbare);
 	return t;
 }
 
@@ -151,6 +157,7 @@ void symtab_free(struct symtab *t)
 		return;
 	free(t->sized);
 	free(t->exact);
+	free(t->bare);
 	free(t->cuts);
 	free(t->memo);
 	free(t);
@@ -184,7 +191,7 @@ static int global_pass(const struct symtab *t, const struct sized *s)
  * holds it or the choice is not this simple (only locals hold it, and a
  * global symbol without a size might be at addr).
  */
-static const struct sized *preferred(const struct symtab *t, uint64_t addr)
+static const struct sized *preferred(const struct symtab *t, uint64_t addr, size_t *below)
 {
 	size_t lo = 0, hi = t->nsized;
 	while (lo < hi) {	/* the first that starts above addr */
@@ -194,6 +201,7 @@ static const struct sized *preferred(const struct symtab *t, uint64_t addr)
 		else
 			hi = mid;
 	}
+	*below = lo;
 	const struct sized *only = NULL, *best = NULL;
 	size_t holders = 0, globals = 0;
 	for (size_t k = lo; k-- > 0 && t->sized[k].maxend > addr;) {
@@ -245,10 +253,20 @@ static const struct sized *preferred(const struct symtab *t, uint64_t addr)
 
 int symtab_symbol(struct symtab *t, uint64_t addr, struct symhit *h)
 {
-	const struct sized *s = preferred(t, addr);
+	size_t below;
+	const struct sized *s = preferred(t, addr, &below);
 	if (s) {
 		*h = (struct symhit){ s->raw, s->start, s->end - s->start };
 		return 1;
+	}
+	/* libdwfl takes a symbol without a size only at or past the end of
+	   every sized one before addr: with none there, it names nothing
+	   (a stripped object's internal functions, mostly). */
+	uint64_t past = below ? t->sized[below - 1].maxend : 0;
+	size_t b = upto(t->bare, t->nbare, addr);
+	if (past <= addr && (!b || t->bare[b - 1] < past)) {
+		*h = (struct symhit){ NULL, 0, 0 };
+		return 0;
 	}
 	size_t k = upto(t->cuts, t->ncuts, addr);
 	if (!t->memo) {
