@@ -1,0 +1,178 @@
+#!/bin/sh
+# cli_stacks.sh BUILD - the views of call stacks, from a program of known
+# call structure (tests/cli/calls.c: work_c called from from_a for 3
+# units of work and from step_b, inlined in from_b, for 1) profiled for
+# real under each backend: --callers and --callees with shares within the
+# sampling error, main's total, --tree, folded stacks that parse and add
+# up, pprof's -traces and -peek, merge (stacks summed), --tid.
+set -u
+B=${1:-build}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+. "$root/tests/cli/lib.sh"
+cd "$tmp" || exit 1
+
+cc -O2 -g -o calls "$root/tests/cli/calls.c" || exit 1
+
+# json_num FILE KEY: the first number of "KEY": in FILE.
+json_num() {
+	tr ',{' '\n\n' < "$1" | awk -F: -v k="\"$2\"" '$1 == k { print $2 + 0; exit }'
+}
+
+# edge JSON FUNCTION: the share_percent of FUNCTION among the callers or
+# callees of report --callers/--callees --format json.
+edge() {
+	tr '{' '\n' < "$1" | awk -v f="\"function\":\"$2\"" '
+		index($0, f) == 1 && /share_percent/ {
+			sub(/.*"share_percent":/, ""); sub(/[^0-9.].*/, ""); print; exit }'
+}
+
+# Until the runtime records stacks (profil run --no-stacks exists from
+# then on), there is nothing to test.
+if ! "$profil" run --help 2>/dev/null | grep -q -- '--no-stacks'; then
+	echo "skipped: this profil run records no call stacks yet"
+	exit 0
+fi
+
+backends=${PROFIL_BACKENDS:-}
+[ -n "$backends" ] || backends="timer perf"
+for be in $backends; do
+	[ "$be" = auto ] && be=timer
+	if [ "$be" = perf ] && ! prun --backend perf -o probe.prof true 2>/dev/null; then
+		echo "perf events refused here: the perf backend is not tested"
+		continue
+	fi
+	rm -rf "$be.prof"
+	prun --backend "$be" -o "$be.prof" ./calls 250 2>/dev/null || { no "$be: run"; continue; }
+	"$profil" report --format json "$be.prof" > "$be.json" || no "$be: report json"
+	n=$(json_num "$be.json" samples)
+	# "stacks":{"samples":N,...,"complete":C,...}: N, and C of the walks
+	# (one walk can stand for several samples under the timer backend).
+	grep -o '"stacks":{[^}]*}' "$be.json" | sed 's/"stacks"://' | tr -d '{}' | tr ',' '\n' \
+		> stacks.txt
+	with=$(awk -F: '$1 == "\"samples\"" { print $2 }' stacks.txt)
+	complete=$(awk -F: '$1 == "\"complete\"" { print $2 }' stacks.txt)
+	walks=$(awk -F: '$1 != "\"samples\"" && $1 != "\"not_kept\"" { s += $2 } END { print s + 0 }' \
+		stacks.txt)
+	# The perf backend's stacks came after the timer's (issue 16): a
+	# file of it without any is said, not failed.
+	if [ "$be" = perf ] && [ "${with:-0}" -eq 0 ]; then
+		echo "perf: the perf backend recorded no stacks here: not tested"
+		continue
+	fi
+	if [ -z "$with" ] || [ "$n" -lt 200 ]; then
+		no "$be: $n samples, stacks '$with': too few to test"
+		continue
+	fi
+	# Complete stacks: the issue's bar is 99.5%; 97% here, under load
+	# and the sanitizers.
+	awk -v c="$complete" -v w="$walks" 'BEGIN { exit !(w > 0 && c >= 0.97 * w) }' \
+		|| no "$be: $complete of $walks walks complete"
+
+	# Callers of work_c: 75% from_a, 25% step_b (an inlined frame is a
+	# frame).  The bound: 6 standard errors of a share of n samples, and
+	# 3 points for the timer's bias at loop edges.
+	"$profil" report --callers work_c --format json "$be.prof" > callers.json \
+		|| no "$be: --callers"
+	a=$(edge callers.json from_a)
+	b=$(edge callers.json step_b)
+	bound=$(awk -v n="$n" 'BEGIN { printf "%.2f", 600 * sqrt(0.75 * 0.25 / n) + 3 }')
+	within "${a:-0}" 75 "$bound" || no "$be: from_a's share of work_c ${a:-none}, not 75 +- $bound"
+	within "${b:-0}" 25 "$bound" || no "$be: step_b's share of work_c ${b:-none}, not 25 +- $bound"
+	within "$(awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { print a + b }')" 100 3 \
+		|| no "$be: work_c's callers add up to $a + $b"
+	"$profil" report --callers step_b --format json "$be.prof" > stepb.json
+	within "$(edge stepb.json from_b)" 100 3 || no "$be: step_b not called from from_b"
+	"$profil" report --callees main --format json "$be.prof" > callees.json \
+		|| no "$be: --callees"
+	within "$(edge callees.json from_a)" 75 "$bound" || no "$be: main's callee from_a"
+
+	# main is in (nearly) every stack: its total, in the flat profile.
+	"$profil" report --format csv "$be.prof" > "$be.csv"
+	main_total=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["function"] == "main" { print $col["total_percent"] }' "$be.csv")
+	awk -v t="${main_total:-0}" 'BEGIN { exit !(t >= 97 && t <= 100) }' \
+		|| no "$be: main's total ${main_total:-none}%, not about 100%"
+	"$profil" report "$be.prof" > "$be.txt"
+	grep -q '^stacks: ' "$be.txt" || no "$be: no stacks line in the header"
+	grep -q 'total%' "$be.txt" || no "$be: no total% column"
+
+	# The tree: main, then from_a and from_b under it, work_c under both.
+	"$profil" report --tree "$be.prof" > tree.txt || no "$be: --tree"
+	awk '$NF == "(calls)" && $(NF - 1) == "main" { m = 1 }
+	     m && $(NF - 1) == "from_a" { a = 1 } m && $(NF - 1) == "step_b" { b = 1 }
+	     END { exit !(a && b) }' tree.txt || { cat tree.txt; no "$be: --tree"; }
+
+	# Folded stacks: each line "a;b;c COUNT", outermost first, adding up
+	# to the samples with a stack; main;from_b;step_b;work_c among them.
+	"$profil" export --format folded -o "$be.folded" "$be.prof" || no "$be: export folded"
+	awk '!/^[^ ;][^;]*(;[^;]+)* [0-9]+$/ { bad = 1 } END { exit bad }' "$be.folded" \
+		|| no "$be: folded lines that do not parse"
+	sum=$(awk '{ s += $NF } END { print s + 0 }' "$be.folded")
+	[ "$sum" -eq "$with" ] || no "$be: folded stacks add up to $sum, not $with"
+	grep -q ';main;from_b;step_b;work_c [0-9]*$' "$be.folded" \
+		|| no "$be: no folded stack main;from_b;step_b;work_c"
+
+	# pprof: whole stacks, the inlined frame a line of from_b's location.
+	"$profil" export --format pprof -o "$be.pb.gz" "$be.prof" || no "$be: export pprof"
+	if command -v go >/dev/null; then
+		HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -traces -symbolize=none "$be.pb.gz" \
+			> traces.txt 2>&1 || no "$be: pprof -traces"
+		awk '$1 ~ /ms$/ && $2 == "work_c" { s = 1; next }
+		     s == 1 && $1 == "step_b" && $2 == "(inline)" { s = 2; next }
+		     s == 2 && $1 == "from_b" { s = 3; next }
+		     s == 3 && $1 == "main" { ok = 1 } { s = 0 } END { exit !ok }' traces.txt \
+			|| { head -40 traces.txt; no "$be: pprof -traces has no work_c, step_b, from_b, main"; }
+		HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -peek '^work_c$' -symbolize=none \
+			"$be.pb.gz" > peek.txt 2>&1 || no "$be: pprof -peek"
+		grep -q '| *from_a$' peek.txt || { cat peek.txt; no "$be: pprof -peek: from_a"; }
+		HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -tags -symbolize=none "$be.pb.gz" \
+			> tags.txt 2>&1
+		grep -q '(  100%): calls$' tags.txt || { cat tags.txt; no "$be: pprof -tags: no thread calls"; }
+		HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -top -symbolize=none "$be.pb.gz" \
+			> top.txt 2>&1
+		p=$(awk '$NF == "work_c" { sub("%", "", $2); print $2 }' top.txt)
+		within "${p:-0}" 100 3 || no "$be: pprof's flat work_c ${p:-none}%, not the flat profile's"
+	fi
+
+	# merge: a file merged with itself has every stack twice.
+	"$profil" merge -o "$be.2.prof" "$be.prof" "$be.prof" || no "$be: merge"
+	"$profil" export --format folded -o "$be.2.folded" "$be.2.prof" || no "$be: folded of merged"
+	awk 'NR == FNR { n[substr($0, 1, length($0) - length($NF) - 1)] += $NF; next }
+	     { k = substr($0, 1, length($0) - length($NF) - 1); if ($NF != 2 * n[k]) bad = 1; seen++ }
+	     END { exit bad || !seen }' "$be.folded" "$be.2.folded" \
+		|| no "$be: merged stacks are not the input's twice"
+
+	# Two processes, loaded at different addresses (ASLR): their stacks
+	# add up, function by function.
+	prun --backend "$be" -o "$be.b.prof" ./calls 50 2>/dev/null || no "$be: run b"
+	"$profil" export --format folded -o "$be.b.folded" "$be.b.prof" || no "$be: folded b"
+	"$profil" merge -o "$be.ab.prof" "$be.prof" "$be.b.prof" || no "$be: merge a b"
+	"$profil" export --format folded -o "$be.ab.folded" "$be.ab.prof" || no "$be: folded ab"
+	awk 'FILENAME != last { f++; last = FILENAME }
+	     { k = substr($0, 1, length($0) - length($NF) - 1) }
+	     f < 3 { n[k] += $NF; next }
+	     { if ($NF != n[k]) bad = 1; delete n[k] }
+	     END { for (k in n) bad = 1; exit bad }' "$be.folded" "$be.b.folded" "$be.ab.folded" \
+		|| no "$be: the stacks of two processes merged are not their sum"
+
+	# --tid: the stacks of the thread kept (the only one) are all there.
+	tid=$("$profil" report --threads --format csv "$be.prof" | awk -F, 'NR == 2 { print $4 }')
+	"$profil" report --tid "$tid" --callers work_c --format json "$be.prof" > tid.json
+	[ "$(json_num tid.json total_samples)" = "$(json_num callers.json total_samples)" ] \
+		|| no "$be: --tid $tid: work_c's stacks differ"
+	"$profil" report --tid 1 --callers work_c "$be.prof" > /dev/null 2>&1 \
+		&& no "$be: --tid of no thread: work_c's callers shown"
+done
+
+# Without stacks: one line naming the option.
+prun --no-stacks -o none.prof ./calls 5 2>/dev/null || no "run --no-stacks"
+err=$("$profil" report --callers work_c none.prof 2>&1 >/dev/null)
+case $err in
+"profil: --callers: the profile has no call stacks"*) ;;
+*) no "--callers without stacks said: $err" ;;
+esac
+"$profil" export --format folded -o none.folded none.prof 2>/dev/null \
+	&& no "export --format folded without stacks succeeded"
+[ -e none.folded ] && no "export --format folded without stacks left a file"
+"$profil" report none.prof | grep -q '^stacks:' && no "a stacks line without stacks"
+exit $fail
