@@ -49,10 +49,13 @@ struct symtab {
 	uint64_t *cuts;		/* every boundary, sorted and unique */
 	size_t ncuts;
 	struct memo *memo;	/* ncuts + 1 stretches, made at first need */
-	/* Call frame information: .eh_frame, else .debug_frame. */
+	/* Call frame information: .eh_frame, and the function starts of
+	   its .eh_frame_hdr's search table. */
 	Dwarf_CFI *cfi;
 	Dwarf_Addr cfi_bias;
 	int cfi_tried;
+	uint64_t *starts;	/* sorted, as the table is */
+	size_t nstarts;
 	uint64_t frame_start, frame_end;	/* the last range found */
 };
 
@@ -160,6 +163,7 @@ void symtab_free(struct symtab *t)
 	free(t->bare);
 	free(t->cuts);
 	free(t->memo);
+	free(t->starts);
 	free(t);
 }
 
@@ -284,6 +288,51 @@ int symtab_symbol(struct symtab *t, uint64_t addr, struct symhit *h)
 	return m->raw != NULL;
 }
 
+static uint32_t get32(const unsigned char *p, int msb)
+{
+	return msb ? (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]
+		   : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/*
+ * The function starts of .eh_frame_hdr's binary search table: what a
+ * Dwarf_Frame tells of its range is one row of the call frame table (up
+ * to the next push or pop), not its function.  The table is read as
+ * every GNU and LLVM linker writes it (each entry two 4-byte signed
+ * offsets from the header, DW_EH_PE_datarel | DW_EH_PE_sdata4); another
+ * encoding leaves the object without function ranges.
+ */
+static void read_starts(struct symtab *t)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(t->mod, &bias);
+	size_t nph;
+	if (!elf || elf_getphdrnum(elf, &nph) != 0)
+		return;
+	GElf_Ehdr eh;
+	int msb = gelf_getehdr(elf, &eh) && eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME || ph.p_filesz < 12)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+		const unsigned char *h = d ? d->d_buf : NULL;
+		/* version 1; eh_frame_ptr 4 bytes (pcrel or datarel,
+		   sdata4/udata4); fde_count udata4; the table datarel sdata4. */
+		if (!h || h[0] != 1 || (h[1] & 0x0f) != 0x0b || h[2] != 0x03 || h[3] != 0x3b)
+			return;
+		uint64_t n = get32(h + 8, msb);
+		if (n > (ph.p_filesz - 12) / 8)
+			return;
+		t->starts = xmalloc((n + 1) * sizeof *t->starts);
+		for (uint64_t k = 0; k < n; k++)
+			t->starts[k] = ph.p_vaddr + bias
+				       + (uint64_t)(int64_t)(int32_t)get32(h + 12 + 8 * k, msb);
+		t->nstarts = (size_t)n;
+		return;
+	}
+}
+
 int symtab_frame(struct symtab *t, uint64_t addr, uint64_t *start, uint64_t *end)
 {
 	if (addr - t->frame_start < t->frame_end - t->frame_start) {
@@ -294,18 +343,20 @@ int symtab_frame(struct symtab *t, uint64_t addr, uint64_t *start, uint64_t *end
 	if (!t->cfi_tried) {
 		t->cfi_tried = 1;
 		t->cfi = dwfl_module_eh_cfi(t->mod, &t->cfi_bias);
-		if (!t->cfi)
-			t->cfi = dwfl_module_dwarf_cfi(t->mod, &t->cfi_bias);
+		if (t->cfi)
+			read_starts(t);
 	}
+	size_t k = upto(t->starts, t->nstarts, addr);
 	Dwarf_Frame *frame;
-	if (!t->cfi || addr < t->cfi_bias || dwarf_cfi_addrframe(t->cfi, addr - t->cfi_bias, &frame) != 0)
-		return 0;
+	if (!k || addr < t->cfi_bias || dwarf_cfi_addrframe(t->cfi, addr - t->cfi_bias, &frame) != 0)
+		return 0;	/* before the first function, or between two */
+	/* The row's end: the function's, or before it. */
 	Dwarf_Addr s, e;
 	int r = dwarf_frame_info(frame, &s, &e, NULL);
 	free(frame);
-	if (r < 0 || e <= s)
+	if (r < 0)
 		return 0;
-	t->frame_start = *start = s + t->cfi_bias;
-	t->frame_end = *end = e + t->cfi_bias;
+	t->frame_start = *start = t->starts[k - 1];
+	t->frame_end = *end = k < t->nstarts ? t->starts[k] : e + t->cfi_bias;
 	return 1;
 }

@@ -215,6 +215,15 @@ __attribute__((noinline)) static int framed(int x)
 	return v;
 }
 
+/* One that saves registers, so that its call frame table has several
+ * rows: the range is still the whole function's. */
+static int (*volatile call)(int) = framed;	/* any registers clobbered */
+__attribute__((noinline)) static int pushes(int x)
+{
+	int a = call(x), b = call(a), c = call(b + a), d = call(c ^ b);
+	return a + b * 3 + c * 5 + d * 7 + call(a + b + c + d);
+}
+
 static void frame_ranges(void **state)
 {
 	(void)state;
@@ -225,12 +234,20 @@ static void frame_ranges(void **state)
 	assert_true(start == at);
 	struct symhit h;
 	assert_true(symtab_symbol(o.tab, at, &h));
-	assert_true(h.start == at && end == at + h.size);	/* as its symbol says */
+	/* As its symbol says, with the padding before the next function. */
+	assert_true(h.start == at && end >= at + h.size && end < at + h.size + 16);
 	assert_true(symtab_frame(o.tab, end - 1, &start, &end));	/* the cached one */
 	assert_true(start == at);
 	assert_false(symtab_frame(o.tab, 0, &start, &end));
+	at = link_time((const void *)pushes);
+	assert_true(symtab_symbol(o.tab, at, &h) && h.start == at && h.size > 16);
+	for (uint64_t a = at; a < at + h.size; a++) {
+		assert_true(symtab_frame(o.tab, a, &start, &end));
+		assert_true(start == at && end >= at + h.size);
+	}
 	close_object(&o);
 	assert_int_equal(framed(1), 46);
+	assert_true(pushes(1) != 0);
 }
 
 int main(void)
