@@ -170,7 +170,8 @@ $(B)/cli/gen/pprof.pb-c.o: $(B)/gen/pprof.pb-c.c
 # The HTML page's files (report --html), compiled in as C arrays by a
 # tool built here for the purpose.
 HTML_ASSETS := page=src/cli/html/page.html style=src/cli/html/page.css \
-               script=src/cli/html/page.js
+               script=src/cli/html/page.js flame_style=src/cli/html/flame.css \
+               flame_script=src/cli/html/flame.js
 
 $(B)/gen/embed: src/cli/html/embed.c
 	@mkdir -p $(dir $@)

@@ -146,7 +146,8 @@ static void process_label(FILE *f, const struct process *p, size_t nfiles)
 	json_string(f, label, 1);
 }
 
-static void data(FILE *f, struct page *pg, struct process *procs, size_t n, size_t nfiles)
+static void data(FILE *f, FILE *stacks, struct page *pg, struct process *procs, size_t n,
+		 size_t nfiles)
 {
 	fputs("{\"v\":1,\"procs\":[", f);
 	for (size_t i = 0; i < n; i++) {
@@ -156,7 +157,8 @@ static void data(FILE *f, struct page *pg, struct process *procs, size_t n, size
 		header(f, &procs[i].m);
 		warnings(f, &procs[i].m);
 		putc(',', f);
-		page_process(pg, f, &procs[i].m, procs[i].syms);
+		fputs(i ? "," : "[", stacks);
+		page_process(pg, f, stacks, &procs[i].m, procs[i].syms);
 		putc('}', f);
 	}
 	fputs("],", f);
@@ -164,22 +166,30 @@ static void data(FILE *f, struct page *pg, struct process *procs, size_t n, size
 	putc('}', f);
 }
 
-/* The template with its markers filled in. */
+/* The template with its markers filled in.  The stacks are a block of
+ * their own after the data, made with it (they share its strings). */
 static void page(FILE *f, struct page *pg, struct process *procs, size_t n, size_t nfiles)
 {
-	static const char *const marks[] = { "@TITLE@", "@STYLE@", "@DATA@", "@SCRIPT@" };
+	static const char *const marks[] = { "@TITLE@", "@STYLE@", "@DATA@", "@SCRIPT@", "@STACKS@" };
 	const char *t = html_asset_page;
+	char *stacks = NULL;
+	size_t len = 0;
+	FILE *sf = open_memstream(&stacks, &len);
+	if (!sf) {
+		error_line("out of memory");
+		exit(2);
+	}
 	for (;;) {
 		const char *at = NULL;
 		size_t which = 0;
-		for (size_t i = 0; i < 4; i++) {
+		for (size_t i = 0; i < 5; i++) {
 			const char *p = strstr(t, marks[i]);
 			if (p && (!at || p < at))
 				at = p, which = i;
 		}
 		if (!at) {
 			fputs(t, f);
-			return;
+			break;
 		}
 		fwrite(t, 1, (size_t)(at - t), f);
 		t = at + strlen(marks[which]);
@@ -188,12 +198,23 @@ static void page(FILE *f, struct page *pg, struct process *procs, size_t n, size
 			html_text(f, base_name(program(&procs[0].m)));
 		} else if (which == 1) {
 			fputs(html_asset_style, f);
+			fputs(html_asset_flame_style, f);
 		} else if (which == 2) {
-			data(f, pg, procs, n, nfiles);
+			data(f, sf, pg, procs, n, nfiles);
+			putc(']', sf);
+			if (fflush(sf) != 0) {
+				error_line("out of memory");
+				exit(2);
+			}
+		} else if (which == 4) {
+			fwrite(stacks, 1, len, f);
 		} else {
+			fputs(html_asset_flame_script, f);	/* page.js calls it */
 			fputs(html_asset_script, f);
 		}
 	}
+	fclose(sf);
+	free(stacks);
 }
 
 int html_report(const char *out, char **files, const char *exe)

@@ -26,6 +26,8 @@
 #include "html.h"
 #include "jsonout.h"
 #include "rows.h"
+#include "stackprint.h"
+#include "stacks.h"
 
 #define MAX_DISASM 40			/* functions disassembled per process */
 #define MAX_SOURCE (8u << 20)		/* bytes of source text in a page */
@@ -157,6 +159,11 @@ static size_t intern(struct page *pg, const char *s)
 		e->val = pg->nstrings++;
 	}
 	return e->val;
+}
+
+size_t page_intern(struct page *pg, const char *s)
+{
+	return intern(pg, s);
 }
 
 /* The source file shown as path (as the line rows name it), read from
@@ -327,7 +334,13 @@ static void write_graph(struct page *pg, FILE *f, const struct callgraph *g, con
 	free(row_node);
 }
 
-void page_process(struct page *pg, FILE *f, const struct model *m, struct symbols **syms)
+static size_t function_row(const struct page_rows *r, const struct object *o, const char *name)
+{
+	return hmap_get(r->map, o, name, NULL);
+}
+
+void page_process(struct page *pg, FILE *f, FILE *stacks, const struct model *m,
+		  struct symbols **syms)
 {
 	struct rows fr = { 0 }, lr = { 0 }, orows = { 0 };
 	struct callgraph g;
@@ -336,11 +349,21 @@ void page_process(struct page *pg, FILE *f, const struct model *m, struct symbol
 		callgraph_build(&g, m, syms);
 		rows_calls(&fr, &g);
 	}
+	/* as report: totals, and rows for functions that only call others */
+	struct stacks st;
+	int has_stacks = stacks_present(m);
+	uint64_t *totals = NULL;
+	if (has_stacks) {
+		stacks_build(&st, m, syms);
+		totals = stacks_row_totals(&st, &fr, 0);
+	}
 	rows_collect(m, syms, BY_LINE, 0, &lr);
 	rows_collect(m, syms, BY_OBJECT, 0, &orows);
 
 	/* Objects: their rows, and each object's row index. */
 	size_t *obj_row = xmalloc((m->nobjects + 1) * sizeof *obj_row);
+	for (size_t i = 0; i < m->nobjects; i++)
+		obj_row[i] = SIZE_MAX;
 	for (size_t i = 0; i < orows.n; i++)
 		obj_row[object_index(m, orows.v[i].object)] = i;
 	fputs("\"obj\":{\"n\":[", f);
@@ -375,11 +398,18 @@ void page_process(struct page *pg, FILE *f, const struct model *m, struct symbol
 	for (size_t i = 0; i < fr.n; i++)
 		col[i] = fr.v[i].start;
 	u64s(f, "a", col, fr.n, 1);
+	if (totals)
+		u64s(f, "t", totals, fr.n, 1);
 	putc('}', f);
 	if (m->narcs) {
 		write_graph(pg, f, &g, &fr, &fmap);
 		callgraph_free(&g);
 	}
+	struct page_rows pr = { function_row, &fmap, fr.n, obj_row };
+	page_stacks(pg, stacks, m, has_stacks ? &st : NULL, &pr);
+	if (has_stacks)
+		stacks_free(&st);
+	free(totals);
 
 	/* Lines, grouped by function, each group hottest first (rows order). */
 	size_t *line_fn = xmalloc((lr.n + 1) * sizeof *line_fn);

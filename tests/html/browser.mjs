@@ -90,6 +90,114 @@ async function variance(png) {
 	return v;
 }
 
+// The flame graph's frames: name, function id, node, x and width in px.
+const frames = (page) => page.$$eval('#flame .fr', (rs) => rs.map((r) => ({
+	name: r.dataset.name, fn: +r.dataset.fn, node: +r.dataset.node,
+	x: r.offsetLeft, w: r.getBoundingClientRect().width, cls: r.className })));
+const same = (a, b, tol) => Math.abs(a - b) <= tol;
+
+async function flameChecks(page, t) {
+	const fl = t.flame, name = base(t.html);
+	// The table's total column is the text report's, row for row.
+	const rows = csv(t.csv);
+	const tot = await page.$$eval('#fnlist .r', (rs) => rs.map((r) => [r.querySelector('.name').textContent, r.children[3].textContent]));
+	check(tot.length === rows.length && tot.every(([n, p], k) => n === rows[k].function && p === rows[k].total_percent + '%'),
+		`${name}: total % column ${tot.map((x) => x.join(' ')).join(', ')} as the report's`);
+	let fr = await frames(page);
+	const root = fr.find((f) => f.node === 0);
+	check(root && fr.length > 1, `${name}: a flame graph of ${fr.length} frames, root ${root?.w}px wide`);
+	if (!root) return;
+	const W = root.w;
+	// Each function's frames are as wide as its share of the samples: the
+	// sum over its frames (none recursive), within tol of the share
+	// (sampling error, from the spec) and a pixel a frame.
+	for (const k of fl.known) {
+		const mine = fr.filter((f) => f.name === k.name);
+		const w = mine.reduce((s, f) => s + f.w, 0);
+		const want = W * k.total / fl.samples;
+		check(mine.length > 0 && same(w, want, mine.length * 1.5 + W * (fl.tol || 0)),
+			`${name}: ${k.name}: ${mine.length} frames ${w.toFixed(1)}px wide, its share ${(100 * k.total / fl.samples).toFixed(2)}% is ${want.toFixed(1)}px`);
+	}
+	// Search: every frame of a matching function highlighted, no other;
+	// the share matched said.
+	await page.fill('#fgsearch', fl.search.text);
+	await page.waitForFunction(() => document.getElementById('fgmatch').textContent.startsWith('matched'));
+	fr = await frames(page);
+	const q = fl.search.text.toLowerCase();
+	const lit = fr.filter((f) => f.cls.includes('match'));
+	check(lit.length > 0 && fr.every((f) => f.node === 0 || f.cls.includes('match') === f.name.toLowerCase().includes(q)),
+		`${name}: search "${fl.search.text}" highlights ${lit.length} frames, exactly those that match`);
+	const said = await page.$eval('#fgmatch', (e) => e.textContent);
+	const share = +said.match(/matched ([\d.]+)%/)?.[1];
+	check(same(share, fl.search.share, 0.01 + 100 * (fl.tol || 0)), `${name}: "${said}", expected ${fl.search.share.toFixed(2)}%`);
+	await page.fill('#fgsearch', '');
+	await page.waitForFunction(() => !document.getElementById('fgmatch').textContent.startsWith('matched'));
+	// Zoom: a click on a frame makes it the root, full width, and shows
+	// its function in the detail pane; reset goes back.
+	const z = fr.find((f) => f.name === fl.zoom.name);
+	await page.click(`#flame .fr[data-node="${z.node}"]`);
+	await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n, fl.zoom.name)
+		.catch(() => {});
+	fr = await frames(page);
+	const zf = fr.find((f) => f.cls.includes('zoomed'));
+	check(zf && zf.name === fl.zoom.name && same(zf.w, W, 1.5), `${name}: a click zooms to ${zf?.name}, ${zf?.w}px wide`);
+	check(await page.$eval('#fn-name', (e) => e.textContent).catch(() => '') === fl.zoom.name,
+		`${name}: the click shows ${fl.zoom.name} in the detail pane`);
+	const inner = fr.filter((f) => f.name === fl.zoom.callee);
+	const iw = inner.reduce((s, f) => s + f.w, 0), iwant = W * fl.zoom.share;
+	check(inner.length > 0 && same(iw, iwant, 1.5 * inner.length + W * (fl.tol || 0)),
+		`${name}: zoomed, ${fl.zoom.callee} is ${iw.toFixed(1)}px of ${W}, expected ${iwant.toFixed(1)}`);
+	check(fr.some((f) => f.cls.includes('anc')), `${name}: zoomed, its callers shown above it`);
+	await page.click('#fgreset');
+	fr = await frames(page);
+	check(!fr.some((f) => f.cls.includes('zoomed') || f.cls.includes('anc')) &&
+		same(fr.find((f) => f.name === fl.zoom.name).w, W * fl.zoom.total / fl.samples, 1.5 + W * (fl.tol || 0)),
+		`${name}: reset zoom shows every stack again`);
+	// Callers and callees with their shares (of the samples with the
+	// function in their stack, each edge counted once a sample, however
+	// often the function recurs), each a link to its entry.
+	const side = (cls) => page.$$eval('#detail .fgedges .r.' + cls, (rs) => rs.map((r) => ({
+		name: r.querySelector('.name').textContent.trim(), share: parseFloat(r.children[0].textContent),
+		samples: +r.children[1].textContent })));
+	for (const cc of fl.callers) {
+		// by its widest frame: it may have no row (no samples of its own)
+		await page.click(`#flame .fr[data-name="${cc.function}"]`);
+		await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n, cc.function);
+		if (await page.$eval('#fgreset', (b) => !b.disabled)) await page.click('#fgreset');
+		for (const [cls, what, list] of [['fgcaller', 'called by', cc.callers], ['fgcallee', 'calls', cc.callees || []]]) {
+			const got = await side(cls);
+			for (const c of list) {
+				const x = got.find((y) => y.name === c.name);
+				check(x && same(x.share, c.share, 0.01 + 100 * (fl.tol || 0)),
+					`${name}: ${cc.function} ${what} ${c.name}: ${x?.share}% of its samples, expected ${c.share.toFixed(2)}%`);
+			}
+			if (list.length)
+				check(got.length === list.length, `${name}: ${cc.function} ${what} ${got.map((c) => c.name).join(', ')}`);
+		}
+	}
+	const cc = fl.callers[0];
+	await clickFunction(page, cc.function);
+	const callers = await side('fgcaller');
+	const first = cc.callers[0].name;
+	await page.click(`#detail .fgedges .r.fgcaller[data-fn] >> text=${first}`);
+	await page.waitForFunction((n) => document.getElementById('fn-name')?.textContent === n, first);
+	const back = await side('fgcallee');
+	const edge = back.find((x) => x.name === cc.function);
+	check(edge && edge.samples === callers.find((x) => x.name === first).samples,
+		`${name}: clicking ${first} shows its entry, which calls ${cc.function} in ${edge?.samples} samples`);
+	// Another process: its own stacks.
+	if (fl.proc) {
+		await page.selectOption('#proc', String(fl.proc.index));
+		await page.waitForFunction((n) => document.querySelector('#flame .fr[data-node="0"]')?.title.includes(': ' + n + ' samples'), fl.proc.samples)
+			.catch(() => {});
+		fr = await frames(page);
+		const all = fr.find((f) => f.node === 0), full = fr.find((f) => f.name === fl.proc.full);
+		check(all && full && same(full.w, all.w, 1.5) && !fr.some((f) => f.name === fl.proc.absent),
+			`${name}: process ${fl.proc.index}: its flame graph, ${fl.proc.full} ${full?.w}px of ${all?.w}, no ${fl.proc.absent}`);
+		await page.selectOption('#proc', '0');
+	}
+}
+
 for (const t of spec.pages) {
 	const page = await ctx.newPage();
 	page.on('pageerror', (e) => errors.push(t.html + ': ' + e.message));
@@ -206,6 +314,19 @@ for (const t of spec.pages) {
 			check(sp.some((c) => c.name === '<spontaneous>' && +c.calls.split('/')[0] > 0),
 				`${base(t.html)}: ${gr.spontaneous} has a <spontaneous> caller: ${JSON.stringify(sp)}`);
 		}
+	}
+
+	// The flame graph of a profile with stacks: frames as wide as their
+	// totals, search, zoom, click through; callers and callees from the
+	// stacks in the detail pane.  Or, without stacks, one line that says
+	// why and no graph.
+	if (t.flame) await flameChecks(page, t);
+	if (t.noflame) {
+		const why = await page.$eval('#fgwhy', (e) => e.hidden ? '' : e.textContent);
+		const frames = await page.$$eval('#flame .fr', (rs) => rs.length);
+		check(why.startsWith('No flame graph: ') && !why.includes('\n') && frames === 0 &&
+			await page.$eval('#fgtools', (e) => e.hidden),
+			`${base(t.html)}: no flame graph, and one line says why: "${why}"`);
 	}
 
 	// A screenshot that is not blank.

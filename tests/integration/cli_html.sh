@@ -4,7 +4,10 @@
 # (html-validate), then opened in Debian's chromium (tests/html/
 # browser.mjs): the table is the text report's, a function's hottest
 # source line is the one report --lines names, sorting, filtering, the
-# process selector, a screenshot that is not blank.  Bad input gets one
+# process selector, a screenshot that is not blank; the flame graph of a
+# profile with stacks (made from folded stacks over the example's own
+# functions, so its widths are known exactly), and the one line a page
+# without stacks says instead.  Bad input gets one
 # line.  The sanitizer build runs all but the browser: the command's
 # writer is what it checks.
 set -u
@@ -58,9 +61,29 @@ gmon=$(ls gmon.graph.*.out)
 "$profil" report --lines --format csv "$gmon" > graph-lines.csv
 grep -q '"cg":{"calls":\[' graph.html || no "no call graph in the page of a gmon.out"
 
-"$modules/.bin/html-validate" -c "$root/tests/html/.htmlvalidate.json" crunch.html cxx.html graph.html \
+# Stacks of a known shape over the example's functions: fnv1a called by
+# lz_compress (600 samples) and compress_slice (200); main only a caller.
+# A second process has only lz_decompress (600): the page is of both.
+cc -std=gnu11 -O2 -o folded_profile "$root/tests/html/folded_profile.c" || no "folded_profile"
+cat > stacks.folded <<EOF
+_start;main;lz_compress 300
+_start;main;lz_compress;fnv1a 600
+_start;main;merge_sort;merge_sort;record_less 100
+_start;main;lz_decompress 200
+_start;main;compress_slice;fnv1a 200
+EOF
+./folded_profile "$B/examples/crunch" stacks.prof < stacks.folded > /dev/null || no "folded_profile: status $?"
+echo "_start;main;lz_decompress 600" | ./folded_profile "$B/examples/crunch" stacks2.prof > /dev/null \
+	|| no "folded_profile: status $?"
+"$profil" report --html stacks.html stacks.prof stacks2.prof || no "report --html of stacks: status $?"
+"$profil" report --format csv stacks.prof stacks2.prof > stacks.csv
+"$profil" report --lines --format csv stacks.prof stacks2.prof > stacks-lines.csv
+grep -q 'id="profil-stacks">\[{"n":2000,' stacks.html || no "no call tree of 2000 samples in the page of the stacks"
+grep -q 'id="profil-stacks">\[{"why":' graph.html || no "the page of a gmon.out does not say why it has no flame graph"
+
+"$modules/.bin/html-validate" -c "$root/tests/html/.htmlvalidate.json" crunch.html cxx.html graph.html stacks.html \
 	|| no "the pages are not valid HTML"
-ls -l crunch.html cxx.html graph.html
+ls -l crunch.html cxx.html graph.html stacks.html
 
 # Bad input: one line, non-zero status, no page.
 expect "a directory that does not exist" "nodir/p.html" "$profil" report --html nodir/p.html cxx.prof
@@ -87,9 +110,30 @@ if [ -z "$asan_pre" ]; then
     "filter": "geometry", "inlined": true,
     "command": "./cxxwork 4 'arg with space' x '<i>&amp;</i>'" },
   { "html": "$tmp/graph.html", "csv": "$tmp/graph.csv", "lines": "$tmp/graph-lines.csv",
-    "functions": ["burn"], "filter": "is_",
+    "functions": ["burn"], "filter": "is_", "noflame": true,
     "graph": { "function": "leaf", "callee": "burn", "spontaneous": "compare",
-               "ratio": [{ "name": "one_side", "times": 3 }, { "name": "other_side", "times": 1 }] } }
+               "ratio": [{ "name": "one_side", "times": 3 }, { "name": "other_side", "times": 1 }] } },
+  { "html": "$tmp/stacks.html", "csv": "$tmp/stacks.csv", "lines": "$tmp/stacks-lines.csv",
+    "functions": ["fnv1a"], "filter": "lz_",
+    "flame": { "samples": 2000, "tol": 0,
+      "known": [{ "name": "lz_compress", "total": 900 }, { "name": "fnv1a", "total": 800 },
+                { "name": "lz_decompress", "total": 800 }, { "name": "compress_slice", "total": 200 },
+                { "name": "main", "total": 2000 }],
+      "search": { "text": "FNV", "share": 40 },
+      "zoom": { "name": "lz_compress", "total": 900, "callee": "fnv1a", "share": 0.6667 },
+      "callers": [{ "function": "fnv1a", "callers": [{ "name": "lz_compress", "share": 75 },
+                                                    { "name": "compress_slice", "share": 25 }],
+                    "callees": [{ "name": "[itself: the last frame]", "share": 100 }] },
+                  { "function": "merge_sort", "callers": [{ "name": "main", "share": 100 },
+                                                         { "name": "merge_sort", "share": 100 }],
+                    "callees": [{ "name": "merge_sort", "share": 100 },
+                                { "name": "record_less", "share": 100 }] },
+                  { "function": "main", "callers": [{ "name": "_start", "share": 100 }],
+                    "callees": [{ "name": "lz_compress", "share": 45 },
+                                { "name": "lz_decompress", "share": 40 },
+                                { "name": "compress_slice", "share": 10 },
+                                { "name": "merge_sort", "share": 5 }] }],
+      "proc": { "index": 2, "samples": 600, "full": "lz_decompress", "absent": "fnv1a" } } }
 ] }
 EOF
 	node "$root/tests/html/browser.mjs" spec.json || no "the pages in chromium"

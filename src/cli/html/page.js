@@ -14,6 +14,7 @@
 	let P = null;		/* the process shown */
 	let order = null;	/* its functions, filtered and sorted */
 	let fnList = null;
+	let flame = null;	/* flame.js: the flame graph, and callers from stacks */
 
 	function el(tag, cls, text) {
 		const e = document.createElement(tag);
@@ -181,10 +182,11 @@
 		} else {
 			idx = Array.from({ length: n }, (_, i) => i);
 		}
-		const c = P.fn.c, s = P.fn.s, dir = state.dir;
+		const c = P.fn.c, s = P.fn.s, t = P.fn.t, dir = state.dir;
 		const name = (i) => S[P.fn.n[i]], obj = (i) => base(S[P.obj.n[P.fn.o[i]]]);
 		const cmp = {
 			count: (a, b) => dir * (c[a] - c[b]) || a - b,
+			total: (a, b) => dir * (t[a] - t[b]) || a - b,
 			sys: (a, b) => dir * ((c[a] ? s[a] / c[a] : 0) - (c[b] ? s[b] / c[b] : 0)) || a - b,
 			name: (a, b) => dir * (name(a) < name(b) ? -1 : name(a) > name(b) ? 1 : 0) || a - b,
 			object: (a, b) => dir * (obj(a) < obj(b) ? -1 : obj(a) > obj(b) ? 1 : 0) || a - b,
@@ -204,8 +206,9 @@
 		const c = P.fn.c[i], obj = S[P.obj.n[P.fn.o[i]]];
 		r.dataset.fn = i;
 		r.append(el('span', 'num', pct(c, P.total)), el('span', 'num', secs(c)),
-			el('span', 'num', String(c)),
-			el('span', 'num', P.head.system_files ? pct(P.fn.s[i], c) : '-'),
+			el('span', 'num', String(c)));
+		if (P.fn.t) r.appendChild(el('span', 'num', pct(P.fn.t[i], P.total)));	/* from the stacks */
+		r.append(el('span', 'num', P.head.system_files ? pct(P.fn.s[i], c) : '-'),
 			bar(c / (P.fn.c[0] || 1)), el('span', 'name', S[P.fn.n[i]]), el('span', 'obj', base(obj)));
 		r.title = S[P.fn.n[i]] + ' in ' + obj;
 		return r;
@@ -375,12 +378,23 @@
 		state.fn = i;
 		const box = $('detail');
 		box.replaceChildren();
+		if (flame.heading(i, box)) {	/* a caller with no row of its own */
+			flame.detail(i, box);
+			fnList.paint(true);
+			return;
+		}
 		const obj = S[P.obj.n[P.fn.o[i]]];
 		const h = el('div', 'fnhead', S[P.fn.n[i]]);
 		h.id = 'fn-name';
 		box.append(h, el('div', 'hint', P.fn.c[i] + ' samples, ' + pct(P.fn.c[i], P.total) +
-			' of all, ' + secs(P.fn.c[i]) + ' s; in ' + obj));
+			' of all, ' + secs(P.fn.c[i]) + ' s' + (P.fn.t ? ', total ' + pct(P.fn.t[i], P.total) + ' with its callees' : '') +
+			'; in ' + obj));
 		graphView(i, box);
+		flame.detail(i, box);
+		if (!P.fn.c[i]) {	/* only calls others: nothing of its own to show */
+			fnList.paint(true);
+			return;
+		}
 		const shown = sourceView(i, box);
 		if (!disasmView(i, box) && !shown)
 			box.appendChild(el('p', 'hint', 'No source or disassembly embedded for this function ' +
@@ -397,10 +411,14 @@
 		state.proc = k;
 		state.fn = -1;
 		P = prepare(D.procs[k]);
+		for (const e of [$('fnhead'), $('fnlist')]) e.classList.toggle('tot', !!P.fn.t);
+		$('fntotal').hidden = !P.fn.t;
+		if (!P.fn.t && state.sort === 'total') state.sort = 'count';
 		$('title').textContent = 'profil: ' + base(P.head.program);
 		summary();
 		objects();
 		arrange();
+		flame.show(P, k);
 		$('detail').replaceChildren(el('p', 'hint', 'Click a function to see where its time goes.'));
 	}
 
@@ -410,6 +428,7 @@
 		if (D.procs.length < 2) { sel.hidden = true; $('proclabel').hidden = true; }
 		sel.addEventListener('change', () => showProcess(+sel.value));
 		fnList = VList($('fnlist'), 0, fnRow);
+		flame = profilFlame({ S, el, pct, base, select });
 		$('fnlist').addEventListener('click', (e) => {
 			const r = e.target.closest('.r');
 			if (r && r.dataset.fn !== undefined) select(+r.dataset.fn, false);
