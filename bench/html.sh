@@ -5,11 +5,15 @@
 # render, a click on the hottest function, a filter).  The profile is
 # made up (bench/html_profile.c) over a real program of FUNCTIONS
 # functions (default 100000) built with -g, with PER distinct addresses
-# counted in each (default 10: a million in all).
+# counted in each (default 10: a million in all).  Then the same for a
+# profile with STACKS distinct stacks (default 100000, 8 to 40 deep,
+# tests/html/folded_profile.c) over the same functions: the flame
+# graph's first render, a search and a zoom too.
 set -eu
 B=${1:-build}
 N=${2:-100000}
 PER=${3:-10}
+STACKS=${4:-100000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$B/bench/html"
 mkdir -p "$out"
@@ -39,10 +43,32 @@ fi
 cc -O2 -o html_profile "$root/bench/html_profile.c"
 ./html_profile ./big big.prof "$PER"
 
-start=$(date +%s.%N)
-"$B/bin/profil" report --html big.html big.prof
-end=$(date +%s.%N)
-size=$(stat -c %s big.html)
-gz=$(gzip -c big.html | wc -c)
-echo "page: $size bytes ($gz gzipped), written in $(echo "$end $start" | awk '{ printf "%.2f", $1 - $2 }') s"
-node "$root/tests/html/render_time.mjs" "$out/big.html" f_01234
+# page NAME: NAME.html from NAME.prof, its size, the time to write it
+# and to show it.
+page() {
+	start=$(date +%s.%N)
+	"$B/bin/profil" report --html "$1.html" "$1.prof"
+	end=$(date +%s.%N)
+	size=$(stat -c %s "$1.html")
+	gz=$(gzip -c "$1.html" | wc -c)
+	echo "$1.html: $size bytes ($gz gzipped), written in $(echo "$end $start" | awk '{ printf "%.2f", $1 - $2 }') s"
+	node "$root/tests/html/render_time.mjs" "$out/$1.html" f_01234
+}
+page big
+
+# Stacks: a random tree of calls from f_000000, each function's callees
+# a few of the next ones (the first the likeliest), deep and bushy.
+awk -v n="$N" -v s="$STACKS" 'BEGIN {
+	srand(1)
+	for (k = 0; k < s; k++) {
+		d = 8 + int(rand() * 33); f = 0; line = "f_000000"
+		for (j = 1; j < d; j++) {
+			r = rand(); f = (f * 31 + 1 + int(r * r * r * 8) + j) % n
+			line = line sprintf(";f_%06d", f)
+		}
+		print line, 1 + int(1000 / (1 + k % 997))
+	}
+}' > big.folded
+cc -O2 -o folded_profile "$root/tests/html/folded_profile.c"
+./folded_profile ./big bigstacks.prof < big.folded
+page bigstacks

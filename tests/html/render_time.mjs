@@ -29,11 +29,26 @@ for (let k = 0; k < 3; k++) {
 	await page.waitForFunction((b) => document.getElementById('shown').textContent !== b, before);
 	const filt = Date.now() - t;
 	const shown = await page.$eval('#shown', (e) => e.textContent);
-	runs.push({ first, click, filt, scroll, rows, shown });
+	let search = -1, zoom = -1, frames = 0;
+	if (await page.$eval('#flame', (e) => !e.hidden)) {
+		frames = await page.$$eval('#flame .fr', (r) => r.length);
+		t = Date.now();
+		await page.fill('#fgsearch', filter);
+		await page.waitForFunction(() => document.getElementById('fgmatch').textContent.startsWith('matched'));
+		search = Date.now() - t;
+		await page.fill('#fgsearch', '');
+		const node = await page.$$eval('#flame .fr', (r) => r[Math.min(r.length - 1, 3)].dataset.node);
+		t = Date.now();
+		await page.click(`#flame .fr[data-node="${node}"]`);
+		await page.waitForSelector(`#flame .fr.zoomed[data-node="${node}"]`);
+		zoom = Date.now() - t;
+	}
+	runs.push({ first, click, filt, scroll, rows, shown, search, zoom, frames });
 	await page.close();
 }
 await browser.close();
 const med = (k) => runs.map((r) => r[k]).sort((a, b) => a - b)[1];
 console.log(`first render ${med('first').toFixed(0)} ms (runs: ${runs.map((r) => r.first.toFixed(0)).join(', ')}); ` +
 	`click ${med('click')} ms; filter ${med('filt')} ms (${runs[0].shown}); scroll to end ${med('scroll')} ms; ` +
-	`${runs[0].rows} rows in the document`);
+	`${runs[0].rows} rows in the document` +
+	(runs[0].frames ? `; flame graph: ${runs[0].frames} frames drawn, search ${med('search')} ms, zoom ${med('zoom')} ms` : ''));
