@@ -334,15 +334,15 @@ function profilFlame(api) {
 		box.appendChild(a);
 	}
 
-	/* The header of a function only the stacks have (no samples of its
-	 * own, so no row in the table). */
+	/* The header of a frame only the stacks have, with no row in the
+	 * table: code only ever inlined, "[truncated]". */
 	function heading(f, box) {
 		if (!T && !(P && ensure())) return false;
 		if (f < T.nfn || f >= T.nf) return false;
 		const h = el('div', 'fnhead', name(f));
 		h.id = 'fn-name';
-		box.append(h, el('div', 'hint', 'no samples of its own; in ' + base(object(f) || '?') +
-			'. It is in the flame graph only, as a caller.'));
+		box.append(h, el('div', 'hint', 'a frame of the stacks only' + (object(f) ? ', in ' + base(object(f)) : '') +
+			': inlined code, or the mark of stacks whose walk did not reach the outermost frame.'));
 		return true;
 	}
 
