@@ -6,6 +6,9 @@ B=${1:-build}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$B/results"
 mkdir -p "$B/logs"
+# profil run keeps objects by build ID: in the build, not the user's cache.
+PROFIL_CACHE=$(cd "$B" && pwd)/test-cache
+export PROFIL_CACHE
 : > "$out"
 passed=0
 failed=0

@@ -38,6 +38,7 @@ int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_cache(int argc, char **argv);	/* bidcache_cmd.c */
 
 /*
  * An output file made whole under a temporary name (tempfile.c):
@@ -112,6 +113,7 @@ struct run_options {
 	int program;		/* 0 with pids */
 	const char *pids;	/* -p PID[,PID...], or NULL */
 	double duration;	/* --duration SECONDS; 0: until a signal */
+	int no_cache;		/* --no-cache: keep no object by build ID */
 };
 int run_options(int argc, char **argv, struct run_options *o);
 

@@ -27,6 +27,7 @@
 
 #include "../format/gmon.h"
 #include "../format/profile.h"
+#include "bidcache.h"
 #include "cli.h"
 #include "export.h"
 #include "model.h"
@@ -624,7 +625,8 @@ static const struct opt export_opts[] = {
 	{ "format", 'f', 'f', "FORMAT", "pprof, gmon (gprof) or folded (flame graphs)" },
 	{ "output", 'o', 'o', "FILE", "the file to write (never a profile or an input)" },
 	{ "object", 'O', 'O', "NAME", "gmon: the object to export, by default the program" },
-	{ "exe", 'e', 'e', "PROGRAM", "the program gmon.out files profiled" },
+	{ "exe", 'e', 'e', "PROGRAM", "the program profiled, if no longer where it was" },
+	{ "symfs", 0, 'S', "DIR", "look objects up under DIR first" },
 	{ "tid", 0, 'I', "TID[,TID...]", "only the samples of those threads" },
 	{ "comm", 0, 'C', "NAME", "only threads whose name matches NAME (fnmatch)" },
 	{ "help", 'h', 'h', NULL, "this list" },
@@ -651,7 +653,11 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'o': out = v; break;
 		case 'O': object = v; break;
-		case 'e': exe = v; break;
+		case 'e': exe = v; objfind_exe(v); break;
+		case 'S':
+			if (objfind_symfs(v) != 0)
+				return 2;
+			break;
 		case 'C': filter.comm = v; break;
 		case 'I': tids = v; break;
 		case 'h':

@@ -22,6 +22,7 @@ static const struct command {
 	{ "report", cmd_report, "print a profile: by function, line, object or thread; or HTML" },
 	{ "merge", cmd_merge, "sum profiles into one file" },
 	{ "export", cmd_export, "write profiles for pprof or gprof" },
+	{ "cache", cmd_cache, "list or trim the objects kept by build ID for old profiles" },
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
 			}
 		}
 		if (argc > 2) {
-			error_line("help: unknown command '%s' (run, report, merge, export)", argv[2]);
+			error_line("help: unknown command '%s' (run, report, merge, export, cache)", argv[2]);
 			return 2;
 		}
 		usage(stdout);
@@ -70,8 +71,8 @@ int main(int argc, char **argv)
 	}
 	if (cmd[0] == '-')
 		error_line("unknown option '%s' (--help, --version; or a command: run, report, "
-			   "merge, export)", cmd);
+			   "merge, export, cache)", cmd);
 	else
-		error_line("unknown command '%s' (run, report, merge, export)", cmd);
+		error_line("unknown command '%s' (run, report, merge, export, cache)", cmd);
 	return 2;
 }

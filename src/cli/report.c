@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "callgraph.h"
+#include "bidcache.h"
 #include "cli.h"
 #include "cxxname.h"
 #include "html.h"
@@ -530,7 +531,8 @@ static const struct opt report_opts[] = {
 	{ "comm", 0, 'C', "NAME", "only threads whose name matches NAME (fnmatch)" },
 	{ "threshold", 't', 't', "PERCENT", "leave out rows below PERCENT of the samples" },
 	{ "format", 'f', 'f', "text|csv|json", "text (the default), CSV or JSON" },
-	{ "exe", 'e', 'e', "PROGRAM", "the program gmon.out files profiled" },
+	{ "exe", 'e', 'e', "PROGRAM", "the program profiled, if no longer where it was" },
+	{ "symfs", 0, 'S', "DIR", "look objects up under DIR first" },
 	{ "help", 'h', 'h', NULL, "this list" },
 	{ NULL, 0, 0, NULL, NULL },
 };
@@ -584,7 +586,11 @@ int cmd_report(int argc, char **argv)
 	while ((c = opts_next(&o, argc, argv, &v)) != -1) {
 		char *end;
 		switch (c) {
-		case 'e': exe = v; break;
+		case 'e': exe = v; objfind_exe(v); break;
+		case 'S':
+			if (objfind_symfs(v) != 0)
+				return 2;
+			break;
 		case 'T': opt.threads = 1; break;
 		case 'N': opt.full_names = 1; break;
 		case 'C': filter.comm = v; break;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "callgraph.h"
+#include "bidcache.h"
 #include "cli.h"
 #include "rows.h"
 #include "stacks.h"
@@ -274,15 +275,20 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 	for (size_t k = 0; k < o->nbins; k++)
 		if (o->bins[k].first >= f->start && o->bins[k].first < end)
 			d->samples += o->bins[k].count;
-	if (strchr(o->path, '\'')) {
+	/* The file as profiled: perhaps --exe, --symfs's or the cache's copy. */
+	char file[PATH_MAX], why[PATH_MAX + 256];
+	const char *path = objfind_path(o, file, sizeof file, why, sizeof why);
+	if (!path)
+		path = o->path;
+	if (strchr(path, '\'')) {
 		if (!quiet)
-			error_line("%s: a quote in the name: cannot annotate", o->path);
+			error_line("%s: a quote in the name: cannot annotate", path);
 		return -1;
 	}
 	char cmd[8192];
 	snprintf(cmd, sizeof cmd,
 		 "objdump -d -l -C --no-show-raw-insn --start-address=0x%" PRIx64
-		 " --stop-address=0x%" PRIx64 " '%s' 2>&1", f->start, end, o->path);
+		 " --stop-address=0x%" PRIx64 " '%s' 2>&1", f->start, end, path);
 	FILE *p = popen(cmd, "r");
 	if (!p) {
 		if (!quiet)

@@ -24,6 +24,7 @@
 #include "../../include/profil.h"
 #include "../common/preloadable.h"
 #include "../format/profile.h"
+#include "bidcache.h"
 #include "cli.h"
 #include "opts.h"
 #include "model.h"
@@ -213,6 +214,7 @@ static const struct opt run_opts[] = {
 	{ "threads", 0, 'T', "N", "threads counted apart per process (1023)" },
 	{ "pid", 'p', 'p', "PID[,PID...]", "profile these running processes instead" },
 	{ "duration", 0, 'd', "SECONDS", "with -p: stop after this long (else at Ctrl-C)" },
+	{ "no-cache", 0, 'n', NULL, "keep no copy of the objects by build ID" },
 	{ "help", 'h', 'h', NULL, "this list" },
 	{ NULL, 0, 0, NULL, NULL },
 };
@@ -273,6 +275,9 @@ int run_options(int argc, char **argv, struct run_options *o)
 			}
 			break;
 		}
+		case 'n':
+			o->no_cache = 1;
+			break;
 		case 'h':
 			opts_help(&p, stdout);
 			return 0;
@@ -461,6 +466,8 @@ int cmd_run(int argc, char **argv)
 		if (summary(dir)) {
 			rotate_commit(&rot);
 			run_point(pointer, dir);
+			if (!opt.no_cache)
+				bidcache_keep_run(dir);
 		} else {
 			rotate_undo(&rot);
 		}
@@ -530,6 +537,8 @@ int cmd_run(int argc, char **argv)
 	if (n) {
 		rotate_commit(&rot);
 		run_point(pointer, dir);
+		if (!opt.no_cache)
+			bidcache_keep_run(dir);
 	} else {
 		/* The previous run, and the pointer to it, stay as they were. */
 		rotate_undo(&rot);

@@ -13,6 +13,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <libiberty/demangle.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <inttypes.h>
@@ -20,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bidcache.h"
 #include "cli.h"
 #include "cxxname.h"
 #include "debuginfod.h"
@@ -107,6 +109,7 @@ static const Dwfl_Callbacks callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = debuginfod_find_debuginfo_cb,
 	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &objfind_debuginfo,	/* the build-ID cache's too */
 };
 
 /* Does the name look mangled: C++ and Rust legacy (_Z), Rust v0 (_R), D (_D)? */
@@ -204,9 +207,14 @@ struct symbols *symbols_open(const struct object *o, char *why, size_t len)
 			read_perf_map(s, o->path);
 		return s;
 	}
+	/* The file as profiled: perhaps --exe's, --symfs's or the cache's copy. */
+	char file[PATH_MAX];
+	const char *path = objfind_path(o, file, sizeof file, why, len);
 	struct stat st;
-	if (access(o->path, R_OK) != 0 || stat(o->path, &st) != 0) {
-		snprintf(why, len, "%s: cannot read: %m (it was profiled there)", o->path);
+	if (!path)
+		return NULL;
+	if (stat(path, &st) != 0) {
+		snprintf(why, len, "%s: cannot read: %m (it was profiled there)", path);
 		return NULL;
 	}
 	struct symbols *s = shared(o, &st);
@@ -223,9 +231,9 @@ struct symbols *symbols_open(const struct object *o, char *why, size_t len)
 	s->dwfl = dwfl_begin(&callbacks);
 	const char *base = strrchr(o->path, '/');
 	if (s->dwfl)
-		s->mod = dwfl_report_elf(s->dwfl, base ? base + 1 : o->path, o->path, -1, 0, false);
+		s->mod = dwfl_report_elf(s->dwfl, base ? base + 1 : o->path, path, -1, 0, false);
 	if (!s->mod) {
-		snprintf(why, len, "%s: not an ELF file libdwfl can read: %s", o->path,
+		snprintf(why, len, "%s: not an ELF file libdwfl can read: %s", path,
 			 dwfl_errmsg(-1));
 		symbols_close(s);
 		return NULL;

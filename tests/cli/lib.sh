@@ -5,6 +5,9 @@ B=$(cd "$B" && pwd)
 profil="$B/bin/profil"
 tmp=$(mktemp -d)
 [ -n "${KEEP:-}" ] || trap 'rm -rf "$tmp"' EXIT
+# Each test's own build-ID cache, never the user's (bidcache.h).
+PROFIL_CACHE=$tmp/cache
+export PROFIL_CACHE
 fail=0
 no() { echo "not ok: $*"; fail=1; }
 

@@ -75,12 +75,13 @@ cp good.prof tcount.prof; poke tcount.prof $((4096 + 24)) '\001\001\001\001'
 expect "thread counts that do not add up" "tcount.prof: thread counts do not add up" \
 	"$profil" report tcount.prof
 
-# The binary gone, or rebuilt, since the run.
+# The binary gone, or rebuilt, since the run, and no build-ID cache
+# (cli_buildid.sh: with one).
 cp spin spin.keep
 rm spin
-expect "binary missing" "spin: cannot read" "$profil" report good.prof
+expect "binary missing" "spin: cannot read" env PROFIL_CACHE=off "$profil" report good.prof
 cc -O1 -g -o spin "$root/tests/cli/spin.c"
-expect "binary changed" "spin: changed since the run" "$profil" report good.prof
+expect "binary changed" "spin: changed since the run" env PROFIL_CACHE=off "$profil" report good.prof
 mv spin.keep spin
 
 # Options and values.
