@@ -187,23 +187,24 @@ static void add_location(struct builder *b, const struct object *o, struct symbo
 	struct function f;
 	const char *file = NULL;
 	int line = 0;
-	Line *lines[2];
+	enum { DEPTH = 64 };
+	Line *lines[DEPTH + 1];
+	struct inline_frame inl[DEPTH];
 	size_t n = 0;
 	if (s && symbols_function(s, bin->first, &f)) {
 		symbols_line(s, bin->first, &file, &line);
-		const char *inl = symbols_inlined(s, bin->first);
-		if (inl) {	/* the inlined function first, its caller last */
+		/* The innermost inlined function first, at the sample's line;
+		   each function it was inlined into at the line of that call;
+		   the function of the symbol table last, as for stacks. */
+		size_t ninl = symbols_inline_chain(s, bin->first, inl, DEPTH);
+		for (size_t k = 0; k <= ninl; k++) {
 			lines[n] = xmalloc(sizeof *lines[n]);
 			perftools__profiles__line__init(lines[n]);
-			lines[n]->function_id = function(b, inl, file);
-			lines[n]->line = line;
+			const char *at = k ? inl[k - 1].call_file : file;
+			lines[n]->function_id = function(b, k < ninl ? inl[k].name : f.name, at);
+			lines[n]->line = k ? inl[k - 1].call_line : line;
 			n++;
 		}
-		lines[n] = xmalloc(sizeof *lines[n]);
-		perftools__profiles__line__init(lines[n]);
-		lines[n]->function_id = function(b, f.name, inl ? NULL : file);
-		lines[n]->line = inl ? 0 : line;
-		n++;
 	} else if (o->flags & OBJECT_ANON) {	/* a row of its own, as in report */
 		lines[n] = xmalloc(sizeof *lines[n]);
 		perftools__profiles__line__init(lines[n]);
@@ -421,6 +422,13 @@ int export_pprof(const struct model *m, struct symbols **syms, const char *out)
 	for (size_t i = 0; i < m->nobjects; i++) {
 		const struct object *o = &m->objects[i];
 		uint64_t first_id = b.p->n_mapping + 1;
+		/* A gmon.out does not record its program's build ID: its file's. */
+		uint8_t fid[64];
+		int fidlen = 0;
+		char file[PATH_MAX], why[PATH_MAX + 256];
+		if (!o->build_id_len && syms[i] && !(o->flags & OBJECT_ANON)
+		    && objfind_path(o, file, sizeof file, why, sizeof why))
+			fidlen = bidcache_file_id(file, fid);
 		for (size_t r = 0; r < o->nranges; r++) {
 			Mapping *mp = xmalloc(sizeof *mp);
 			perftools__profiles__mapping__init(mp);
@@ -430,7 +438,8 @@ int export_pprof(const struct model *m, struct symbols **syms, const char *out)
 			mp->memory_limit = mp->memory_start + o->ranges[r].length;
 			mp->file_offset = o->ranges[r].file_offset;
 			mp->filename = str(&b, o->path);
-			mp->build_id = str(&b, hex(o->build_id, o->build_id_len, id));
+			mp->build_id = str(&b, fidlen > 0 ? hex(fid, (unsigned)fidlen, id)
+							  : hex(o->build_id, o->build_id_len, id));
 			mp->has_functions = mp->has_filenames = mp->has_line_numbers =
 				mp->has_inline_frames = syms[i] != NULL;
 			b.p->mapping[b.p->n_mapping++] = mp;

@@ -673,17 +673,52 @@ size_t symbols_inline_chain(struct symbols *s, uint64_t addr, struct inline_fram
 	Dwarf_Die *cu = dwfl_module_addrdie(s->mod, addr, &bias);
 	if (!cu)
 		return 0;
+	/* Down the concrete tree of the indexed function that holds addr,
+	   as innermost() walks it: dwarf_getscopes goes on, past the
+	   innermost inlined function, with the scopes of its abstract
+	   definition, so that a function inlined into one itself inlined
+	   would have the outer function's caller as its own. */
+	Dwarf_Addr a = addr - bias;
+	struct cu_index *ix = cu_index(s, cu);
+	size_t lo = 0, hi = ix->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->v[mid].low <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	Dwarf_Die chain[64];
+	int n = 0;
 	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(cu, addr - bias, &scopes);
+	if (lo && a < ix->v[lo - 1].high) {
+		Dwarf_Die cur = ix->v[lo - 1].die, child;
+		while (dwarf_child(&cur, &child) == 0) {
+			int found = 0;
+			do {
+				if (dwarf_haspc(&child, a) == 1) {
+					if (dwarf_tag(&child) == DW_TAG_inlined_subroutine && n < 64)
+						chain[n++] = child;
+					cur = child;
+					found = 1;
+					break;
+				}
+			} while (dwarf_siblingof(&child, &child) == 0);
+			if (!found)
+				break;
+		}
+	} else {	/* not indexed: the innermost alone, as getscopes gives it */
+		int ns = dwarf_getscopes(cu, a, &scopes);
+		for (int i = 0; i < ns && !n; i++)
+			if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine)
+				chain[n++] = scopes[i];
+	}
 	size_t k = 0;
-	/* dwarf_getscopes gives the innermost scope first. */
-	for (int i = 0; i < n && k < max; i++) {
-		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-			continue;
+	for (int i = n - 1; i >= 0 && k < max; i--) {	/* innermost first */
 		Dwarf_Attribute attr;
 		Dwarf_Word line = 0;
-		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &line);
-		out[k++] = (struct inline_frame){ inlined_name(s, &scopes[i]), call_file(&scopes[i]),
+		dwarf_formudata(dwarf_attr(&chain[i], DW_AT_call_line, &attr), &line);
+		out[k++] = (struct inline_frame){ inlined_name(s, &chain[i]), call_file(&chain[i]),
 						  line <= 0x7fffffff ? (int)line : 0 };
 	}
 	free(scopes);

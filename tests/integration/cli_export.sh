@@ -46,6 +46,23 @@ if command -v go >/dev/null; then
 	HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -raw -symbolize=none a.pb.gz > raw.txt 2>&1
 	grep -q "samples/count cpu/nanoseconds" raw.txt || no "pprof: sample types"
 	grep -Eq "spin_three .*spin.c:[0-9]+" raw.txt || no "pprof: no source line for spin_three"
+	# Every mapping has its build ID.
+	sed -n '/^Mappings/,$p' raw.txt | sed 1d | grep -Ev ' [0-9a-f]{40}( |$)' > nobid.txt
+	[ -s nobid.txt ] && { cat nobid.txt; no "pprof: mappings without a build ID"; }
+	# Inlined frames carry the lines of their calls: inner inlined into
+	# middle at CALL-INNER's line, middle into outer at CALL-MIDDLE's;
+	# pprof -list shows outer's source with the samples on that line.
+	cc -O2 -g -o inl "$root/tests/cli/inlprog.c"
+	prun -o inl.prof ./inl 100 2> /dev/null || no "run inl"
+	"$profil" export --format pprof -o inl.pb.gz inl.prof || no "export inl"
+	HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -raw -symbolize=none inl.pb.gz > inl.txt 2>&1
+	li=$(grep -n "/\* CALL-INNER" "$root/tests/cli/inlprog.c" | cut -d: -f1)
+	lm=$(grep -n "/\* CALL-MIDDLE" "$root/tests/cli/inlprog.c" | cut -d: -f1)
+	grep -Eq "^ +middle .*inlprog.c:$li " inl.txt || { cat inl.txt; no "pprof: middle not at line $li"; }
+	grep -Eq "^ +outer .*inlprog.c:$lm " inl.txt || no "pprof: outer not at line $lm"
+	grep -Eq "inlprog.c:0 " inl.txt && no "pprof: an inlined frame at line 0"
+	HOME=$tmp GOCACHE=$tmp/gocache go tool pprof -list '^outer$' -symbolize=none inl.pb.gz > list.txt 2>&1
+	grep -Eq "ms +$lm:.*CALL-MIDDLE" list.txt || { cat list.txt; no "pprof -list outer: no samples on line $lm"; }
 else
 	no "go is not installed (scripts/setup.sh installs golang-go)"
 fi
