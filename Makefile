@@ -113,7 +113,7 @@ CLI_SRC  := $(wildcard src/cli/*.c) $(wildcard src/format/*.c) src/common/bins.c
 	src/common/preloadable.c
 CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC)) $(B)/cli/gen/pprof.pb-c.o \
             $(B)/cli/gen/html_assets.o
-CLI_LIBS := $$(pkg-config --libs libdw libelf libdebuginfod zlib libprotobuf-c) -liberty
+CLI_LIBS := $$(pkg-config --libs libdw libelf libdebuginfod zlib libprotobuf-c) -liberty -lm
 PROFIL   := $(B)/bin/profil
 # The version for --version, and where profil run looks for libprofil.so.1
 # from its bin/ (LIBDIR below PREFIX: lib, or Debian's lib/x86_64-linux-gnu;

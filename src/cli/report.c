@@ -14,6 +14,7 @@
 #include "bidcache.h"
 #include "cli.h"
 #include "cxxname.h"
+#include "diff.h"
 #include "html.h"
 #include "jsonout.h"
 #include "model.h"
@@ -525,6 +526,7 @@ static const struct opt report_opts[] = {
 	{ "callees", 0, 'E', "FUNCTION", "FUNCTION's callees in the call stacks, with shares" },
 	{ "tree", 0, 'W', NULL, "the calls of the call stacks as a tree" },
 	{ "html", 0, 'H', "FILE", "write the profile as one HTML page to FILE" },
+	{ "diff", 0, 'D', "BASE", "each function's change from the profile BASE" },
 	{ "inline", 'i', 'i', NULL, "samples in inlined code to the inlined function" },
 	{ "full-names", 0, 'N', NULL, "function names whole in text, however long" },
 	{ "tid", 0, 'I', "TID[,TID...]", "only the samples of those threads" },
@@ -580,12 +582,13 @@ int cmd_report(int argc, char **argv)
 				   "run.", .v = report_opts };
 	struct options opt = { BY_FUNCTION, FMT_TEXT, 0, 0.0, NULL, 0, NULL, 0, 0, NULL, NULL, 0 };
 	struct thread_filter filter = { NULL, 0, NULL };
-	const char *exe = NULL, *tids = NULL, *v;
+	const char *exe = NULL, *tids = NULL, *diff = NULL, *v;
 	int c;
 	optind = 0;	/* all of getopt's state afresh */
 	while ((c = opts_next(&o, argc, argv, &v)) != -1) {
 		char *end;
 		switch (c) {
+		case 'D': diff = v; break;
 		case 'e': exe = v; objfind_exe(v); break;
 		case 'S':
 			if (objfind_symfs(v) != 0)
@@ -631,10 +634,16 @@ int cmd_report(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (conflicts(&o, &opt))
+	if (conflicts(&o, &opt) || (diff && diff_conflicts(&o)))
 		return 2;
 	if (tids && thread_filter_tids(&filter, tids) != 0)
 		return 2;
+	if (diff) {
+		int st = diff_command(diff, argc - optind, argv + optind, exe, &filter,
+				      (enum diff_fmt)opt.fmt, opt.threshold, opt.html);
+		free((void *)filter.tids);
+		return st;
+	}
 	char **files = input_files(argc - optind, argv + optind);
 	if (!files) {
 		free((void *)filter.tids);
