@@ -7,8 +7,12 @@
  *            child's exit runs the destructors in the parent's memory,
  *            and glibc marks them run there: the parent's exit runs
  *            none of them.
+ *   race     two threads burn 0.4 s of CPU between them, then both call
+ *            exit(0) at once (the second's exit ends in glibc's own
+ *            _exit, past the interposer).
  * Prints what it did.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +38,16 @@ __attribute__((noinline)) static void burn(double seconds)
 	sink = x;
 }
 
+static pthread_barrier_t at_exit_line;
+
+static void *burn_then_exit(void *arg)
+{
+	(void)arg;
+	burn(0.4);	/* process CPU: both threads' together */
+	pthread_barrier_wait(&at_exit_line);
+	exit(0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -54,6 +68,17 @@ int main(int argc, char **argv)
 		printf("vfork child: %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		return 0;
 	}
-	fprintf(stderr, "usage: ends quick|vfork\n");
+	if (strcmp(mode, "race") == 0) {
+		printf("two threads exit at once\n");
+		fflush(stdout);
+		pthread_t t[2];
+		pthread_barrier_init(&at_exit_line, NULL, 2);
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, burn_then_exit, NULL);
+		pthread_join(t[0], NULL);
+		pthread_join(t[1], NULL);
+		return 1;	/* never reached: a thread's exit ends the process */
+	}
+	fprintf(stderr, "usage: ends quick|vfork|race\n");
 	return 2;
 }

@@ -33,6 +33,11 @@
  *   sig_profil     SIGALRM every 2 ms turns profil() on or off while the
  *                  program allocates and frees (linked: the classic
  *                  "toggle profiling on a signal")
+ *   exec_in_fork   a prefork loop whose SIGHUP handler execs the program
+ *                  again, SIGHUP sent by a child at a random moment: 30
+ *                  generations (F4a: the signal came inside fork(), where
+ *                  libprofil held its lock, and the handler's execve
+ *                  waited for that lock for good)
  *
  * "work" is CPU time, so that samples come (about 0.3 s each).
  */
@@ -55,6 +60,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -545,6 +551,67 @@ static int sig_profil(void)
 	return 0;
 }
 
+/* F4a: each generation forks children that _exit at once, as fast as it
+   can, until a SIGHUP its signaller sends 1 to 8 ms in makes its
+   handler exec the next generation (fork restarts after a handler, so
+   the handler often runs inside the fork window). */
+#define GENERATIONS 30
+static char *const *self_argv;
+
+static void exec_next(int sig)
+{
+	(void)sig;
+	char gen[16];
+	int g = atoi(self_argv[2]) + 1, n = 0;
+	char rev[16];
+	do
+		rev[n++] = (char)('0' + g % 10);
+	while ((g /= 10) && n < 15);
+	for (int i = 0; i < n; i++)
+		gen[i] = rev[n - 1 - i];
+	gen[n] = '\0';
+	char *next[] = { self_argv[0], "exec_in_fork", gen, NULL };
+	execv("/proc/self/exe", next);
+	_exit(3);
+}
+
+static int exec_in_fork(char *const *argv)
+{
+	self_argv = argv;
+	int g = argv[2] ? atoi(argv[2]) : 0;
+	if (g >= GENERATIONS) {
+		while (waitpid(-1, NULL, 0) > 0)
+			;
+		printf("%d generations, each execed from a handler while forking\n", g);
+		return 0;
+	}
+	if (!argv[2]) {
+		char *first[] = { argv[0], "exec_in_fork", "0", NULL };
+		execv("/proc/self/exe", first);
+		return 3;
+	}
+	start(NULL, 0);
+	on(SIGHUP, exec_next);
+	sigset_t hup;	/* blocked in the handler that execed this image */
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	sigprocmask(SIG_UNBLOCK, &hup, NULL);
+	pid_t parent = getpid();
+	if (fork() == 0) {
+		struct timespec ts = { 0, 1000000L * (1 + (getpid() + g) % 8) };
+		nanosleep(&ts, NULL);
+		kill(parent, SIGHUP);
+		_exit(0);
+	}
+	for (;;) {
+		pid_t c = fork();
+		if (c == 0)
+			_exit(0);
+		if (c > 0)
+			waitpid(c, NULL, 0);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -589,6 +656,8 @@ int main(int argc, char **argv)
 		return seccomp_strict();
 	if (!strcmp(m, "sig_profil"))
 		return sig_profil();
+	if (!strcmp(m, "exec_in_fork"))
+		return exec_in_fork(argv);
 	fprintf(stderr, "sigprog: unknown mode '%s'\n", m);
 	return 64;
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # hostile_signals.sh BUILD - what programs do to signals, stacks, faults
 # and sandboxes (issue 24, runtime-audit F4b, F5, F6, F8, F9, F10, F11,
-# F12; issue 23's runtimes that own every signal): each mode of
+# F12, F4a; issue 23's runtimes that own every signal): each mode of
 # tests/cli/sigprog.c runs unprofiled, linked (profil() on from the
 # start) and under profil run, with each backend, under a kill timeout;
 # each must print what the unprofiled run prints and end with its status.
@@ -45,7 +45,7 @@ same() {
 
 for mode in fault_exit fault_longjmp own_fault kill_segv kill_bus kill_handled \
 	    async_cancel tinystack altstack reset_all catchall sigwait_all raw_replace \
-	    seccomp_kill seccomp_trap seccomp_eperm seccomp_strict sig_profil; do
+	    seccomp_kill seccomp_trap seccomp_eperm seccomp_strict sig_profil exec_in_fork; do
 	timeout -s KILL $limit ./plain $mode > want.out 2> want.err
 	want=$?
 	for be in $backends; do

@@ -86,6 +86,7 @@ static size_t nsegs, capacity;
 static uint32_t nfile;		/* segments in the file, system counts too */
 static uint64_t run_id;
 static pid_t owner;		/* the process the file is of */
+static atomic_int ending;	/* the end (end_once): 0; 1: being done; 2: done */
 static _Atomic int64_t next_update_ns;
 
 /* The file's thread table, when it has one (table points at it). */
@@ -933,6 +934,7 @@ static void preload_fork_child(void)
 	if (fd >= 0)
 		close(fd);
 	fd = -1;
+	atomic_store(&ending, 0);
 	stats_reset();
 	int ok = create_file() == 0;
 	uint64_t need = 0;
@@ -1036,6 +1038,23 @@ static const struct sampler_hooks hooks = {
 /* ---- Start and end. ---- */
 
 /*
+ * Two threads that call exit() at once (audit F15): glibc pops the exit
+ * handlers one at a time, and a thread that finds none left goes on to
+ * its own _exit (not the interposed one) while the other may still be
+ * in this library's destructor, inside _dl_fini: the process ended with
+ * its file half finished, 17 runs of 100.  These handlers, registered
+ * before _dl_fini's (so run after it) and with no DSO handle (so that
+ * this library's own __cxa_finalize does not run them early), are the
+ * last ones left: the thread that takes one of them waits for the end
+ * or does it.  With EXIT_WAITERS of them, that many threads at once
+ * cannot get past an unfinished file.
+ */
+#define EXIT_WAITERS 4
+extern int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void end_at_exit(void *arg);
+
+/*
  * quick_exit runs no destructor, and glibc's own call of _exit is not
  * the interposed one: stop counting and complete the file as _exit does.
  */
@@ -1063,6 +1082,8 @@ static void preload_init(void)
 	publish_segments();
 	sampler_set_preload_hooks(&hooks);
 	at_quick_exit(preload_quick_exit);
+	for (int i = 0; i < EXIT_WAITERS; i++)
+		__cxa_atexit(end_at_exit, NULL, NULL);
 	on = 1;
 	if (install_sinks() != 0) {
 		complain("cannot start sampling for", header->command);
@@ -1079,18 +1100,41 @@ __attribute__((constructor)) static void preload_ctor(void)
 	preload_init();
 }
 
-__attribute__((destructor)) static void preload_fini(void)
+/*
+ * The end, done once: by this library's destructor, or by one of the
+ * exit handlers below, whichever comes first; any other caller waits
+ * until it is done (at most 2 s, so that no exit ever hangs on it).
+ */
+static void end_once(void)
 {
 	/* exit() in a vfork child runs this in its parent's memory: the
 	   session and the file are the parent's, and go on. */
 	if (!on || getpid() != owner)
 		return;
-	sampler_stop();
-	int cancel = lock_enter();
-	if (header && on)
-		finish(PROFILE_COMPLETE);
-	on = 0;
-	lock_leave(cancel);
+	int idle = 0;
+	if (atomic_compare_exchange_strong(&ending, &idle, 1)) {
+		sampler_stop();
+		int cancel = lock_enter();
+		if (header && on)
+			finish(PROFILE_COMPLETE);
+		on = 0;
+		lock_leave(cancel);
+		atomic_store(&ending, 2);
+		return;
+	}
+	for (int i = 0; i < 2000 && atomic_load(&ending) != 2; i++)
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+	end_once();
+}
+
+static void end_at_exit(void *arg)
+{
+	(void)arg;
+	end_once();
 }
 
 /* ---- dlopen and dlclose. ---- */
