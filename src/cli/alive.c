@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -87,7 +88,24 @@ void unfinished_notes(const struct model *m, char *running, char *killed, size_t
 			 "profile is of %s samples so far", m->running,
 			 m->running == 1 ? " was" : "es were", (int)m->running_pid,
 			 m->running == 1 ? "" : ", ...", m->running == 1 ? "its" : "their");
-	if (dead)
-		snprintf(killed, len, "%u process%s did not exit normally: its last second of "
-			 "statistics may be missing", dead, dead == 1 ? "" : "es");
+	dead -= m->ended;
+	int at = 0;
+	/* profil run saw these end: the counters are whole (they are the
+	   file), the statistics as the last sample before copied them. */
+	int st = (int)m->end_status;
+	char how[96];
+	if (WIFSIGNALED(st))
+		snprintf(how, sizeof how, "%s killed by signal %d (%s)", m->ended == 1 ? "was" : "were",
+			 WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else	/* no exit handler ran: a raw exit_group (Go), or exit after a vfork child's */
+		snprintf(how, sizeof how, "exited (status %d) past libprofil's end",
+			 WEXITSTATUS(st));
+	if (m->ended)
+		at = snprintf(killed, len, "%u process%s %s: counts whole, statistics of up to 1 s "
+			      "before %s end", m->ended, m->ended == 1 ? "" : "es", how,
+			      m->ended == 1 ? "its" : "their");
+	if (dead && at >= 0 && (size_t)at < len)
+		snprintf(killed + at, len - (size_t)at, "%s%u process%s did not exit normally: "
+			 "%s last second of statistics may be missing", at ? "; " : "", dead,
+			 dead == 1 ? "" : "es", dead == 1 ? "its" : "their");
 }

@@ -96,7 +96,7 @@ static void warnings(FILE *f, const struct model *m)
 		WARN("the files are %s, summed in this view",
 		     origins_describe(&m->origins, d, sizeof d));
 	}
-	char running[160], killed[160];
+	char running[320], killed[320];
 	unfinished_notes(m, running, killed, sizeof running);
 	if (*running)
 		WARN("%s", running);

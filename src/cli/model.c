@@ -295,7 +295,10 @@ int model_add_file(struct model *m, const char *path)
 	m->unfinished += h->state != PROFILE_COMPLETE;
 	char command[sizeof h->command + 1];
 	const char *program = profile_program(&p, command, sizeof command);
-	if (h->state != PROFILE_COMPLETE && process_running(h->pid, h->start_ns, program)) {
+	if (h->state != PROFILE_COMPLETE && (h->end_status & PROFILE_END_SEEN)) {
+		m->end_status = m->ended ? m->end_status : h->end_status & 0xffff;
+		m->ended++;
+	} else if (h->state != PROFILE_COMPLETE && process_running(h->pid, h->start_ns, program)) {
 		m->running_pid = m->running ? m->running_pid : h->pid;
 		m->running++;
 	}

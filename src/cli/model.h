@@ -90,6 +90,8 @@ struct model {
 	unsigned unfinished;	/* files of processes that did not exit */
 	unsigned running;	/* of those, processes still running when read */
 	int32_t running_pid;	/* the first of them */
+	unsigned ended;		/* of those, ended as profil run saw */
+	uint32_t end_status;	/* the first one's wait status */
 	unsigned gmon_files;	/* gmon.out files: no statistics but counts */
 	unsigned gmon_unrecorded; /* of them, without a .stats beside them */
 	unsigned system_files;	/* files with system counts per pc */

@@ -127,7 +127,7 @@ static void header(const struct model *m, double each)
 		printf("%u process%s lost samples: the file system had no room for their "
 		       "counters (lost counts them)\n", m->write_lost,
 		       m->write_lost == 1 ? "" : "es");
-	char running[160], killed[160];
+	char running[320], killed[320];
 	unfinished_notes(m, running, killed, sizeof running);
 	if (*running)
 		printf("%s\n", running);

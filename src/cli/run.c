@@ -175,6 +175,36 @@ static void skipped(const char *dir)
 	free_files(notes);
 }
 
+/*
+ * The program ended, seen by profil run, and its files still say they
+ * are running (the last image's, after execs): killed by a signal, or
+ * an exit that ran none of libprofil's end (a raw exit_group, as Go's
+ * runtime makes).  They get its wait status, so that the report can
+ * say what is known (counts whole, statistics of up to a second
+ * before) rather than guess.  Its descendants' ends were not seen.
+ */
+static void mark_ended(const char *dir, pid_t pid, int status)
+{
+	unsigned n = 0;
+	char **files = run_files(dir, &n);
+	for (unsigned i = 0; files && i < n; i++) {
+		int fd = open(files[i], O_RDWR | O_CLOEXEC);
+		struct profile_header h;
+		if (fd < 0)
+			continue;
+		if (pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h
+		    && memcmp(h.magic, PROFILE_MAGIC, 8) == 0 && h.pid == pid
+		    && h.state == PROFILE_RUNNING) {
+			uint32_t s = PROFILE_END_SEEN | ((uint32_t)status & 0xffff);
+			if (pwrite(fd, &s, sizeof s, offsetof(struct profile_header, end_status))
+			    != (ssize_t)sizeof s)
+				error_line("%s: %s", files[i], strerror(errno));
+		}
+		close(fd);
+	}
+	free_files(files);
+}
+
 /* What the run wrote into dir, in one or two lines; the number of files. */
 static unsigned summary(const char *dir)
 {
@@ -533,6 +563,7 @@ int cmd_run(int argc, char **argv)
 			return 2;
 		}
 	restore_signals();
+	mark_ended(dir, pid, status);
 	unsigned n = summary(dir);
 	if (n) {
 		rotate_commit(&rot);

@@ -65,7 +65,9 @@ struct profile_header {
 	uint32_t threads_fallback; /* perf threads given a timer instead */
 	uint32_t perf_errno;	/* why auto did not use perf_event_open, or 0 */
 	uint32_t thread_entries;	/* entries of the thread table; 0: none */
-	uint32_t reserved0;
+	uint32_t end_status;	/* how a running file's process ended, as
+				   profil run saw it: PROFILE_END_SEEN | its
+				   wait status; 0: not known */
 	uint64_t threads_at;	/* byte offset of the thread table, or 0 */
 	uint64_t threads_size;	/* its bytes, page-aligned */
 	uint64_t thread_pcs;	/* slots of its pc pool (a power of two) */
@@ -95,6 +97,9 @@ struct profile_header {
 #define PROFILE_F_WRITE_LOST 4u	/* samples lost: the file system gave the
 				   counters no room (a full disk) */
 #define PROFILE_F_CMDLINE_CUT 8u /* cmdline holds only its first bytes */
+
+/* In end_status: the end was seen; the low 16 bits are the wait status. */
+#define PROFILE_END_SEEN 0x80000000u
 
 /* The first page of a segment; its counters follow at the next page. */
 struct profile_segment {
@@ -201,6 +206,7 @@ _Static_assert(sizeof(struct profile_header) <= PROFILE_PAGE, "header page");
 /* Where profil(5) and the tests that corrupt files on purpose say. */
 _Static_assert(offsetof(struct profile_header, thread_entries) == 160, "thread_entries");
 _Static_assert(offsetof(struct profile_header, threads_size) == 176, "threads_size");
+_Static_assert(offsetof(struct profile_header, end_status) == 164, "end_status");
 _Static_assert(offsetof(struct profile_header, cmdline_len) == 464, "cmdline_len");
 _Static_assert(offsetof(struct profile_header, cmdline) == 472, "cmdline");
 _Static_assert(offsetof(struct profile_header, outside_at) == 4056, "outside_at");

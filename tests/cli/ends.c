@@ -10,12 +10,15 @@
  *   race     two threads burn 0.4 s of CPU between them, then both call
  *            exit(0) at once (the second's exit ends in glibc's own
  *            _exit, past the interposer).
+ *   raw      0.3 s of CPU, then a raw exit_group system call with status
+ *            4, as Go's runtime ends (no exit handler, no destructor).
  * Prints what it did.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -79,6 +82,12 @@ int main(int argc, char **argv)
 		pthread_join(t[1], NULL);
 		return 1;	/* never reached: a thread's exit ends the process */
 	}
-	fprintf(stderr, "usage: ends quick|vfork|race\n");
+	if (strcmp(mode, "raw") == 0) {
+		burn(0.3);
+		printf("exit_group\n");
+		fflush(stdout);
+		syscall(SYS_exit_group, 4);
+	}
+	fprintf(stderr, "usage: ends quick|vfork|race|raw\n");
 	return 2;
 }

@@ -3,8 +3,9 @@
 # profil run go to the program (issue 21): profil waits for it, every
 # sample the program took is in its file, and profil ends as the program
 # did.  A program the signal kills leaves its file as SIGKILL does
-# (cli_kill.sh: the report says it did not exit normally, the header's
-# statistics may lag by up to a second); one that handles it and exits
+# (cli_kill.sh: the report says which signal killed it, as profil run
+# saw, and that the header's statistics may lag by up to a second, the
+# counts being whole); one that handles it and exits
 # leaves a complete file.  Before, a
 # SIGTERM killed profil and left the program running on, its file
 # "running"; SIGINT was ignored.  Each signal under each backend, with
@@ -44,7 +45,9 @@ for be in $backends; do
 			kill -KILL "$pid"
 		fi
 		"$profil" report "$d" > "$d.txt" 2>&1 || no "$d: report: $(cat "$d.txt")"
-		grep -q "did not exit normally" "$d.txt" || no "$d: the report does not say the program was killed"
+		grep -q "^1 process was killed by signal $n ([A-Z][a-z ]*): counts whole, statistics of up to 1 s before its end$" "$d.txt" \
+			|| no "$d: the report does not say the program was killed by signal $n: $(head -n 6 "$d.txt")"
+		grep -q "did not exit normally" "$d.txt" && no "$d: a kill profil run saw reported as not known"
 		grep -q " spin_three " "$d.txt" || no "$d: no samples of spin_three: $(head -n 3 "$d.txt")"
 		grep -q "^profil: wrote " "$d.err" || no "$d: profil said $(cat "$d.err")"
 		echo "$d: status $st, $(head -n 1 "$d.txt")"
