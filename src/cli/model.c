@@ -215,6 +215,7 @@ static int add_gmon(struct model *m, const char *path)
 		error_line("%s; its statistics are left out", why);
 	if (r == 0) {
 		m->outside += st.outside;
+		m->system += st.system;	/* of taken: samples of kernel time */
 		m->saturated += st.saturated;
 		m->lost += st.lost;
 		m->taken += st.outside + st.saturated + st.lost;

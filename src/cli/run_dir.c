@@ -299,6 +299,30 @@ static int add_input(char ***files, int *n, const char *name, const char *from)
 	return 0;
 }
 
+/*
+ * NAME.stats given with NAME (profil report gmon.*): the companion
+ * libprofil writes beside a gmon.out, which the reader of NAME reads
+ * itself; not a profile of its own.
+ */
+static void drop_companions(char **files, int *n)
+{
+	int kept = 0;
+	for (int i = 0; i < *n; i++) {
+		size_t len = strlen(files[i]);
+		int companion = 0;
+		for (int j = 0; j < *n && !companion && len > 6
+				&& strcmp(files[i] + len - 6, ".stats") == 0; j++)
+			companion = j != i && strlen(files[j]) == len - 6
+				    && strncmp(files[j], files[i], len - 6) == 0;
+		if (companion)
+			free(files[i]);
+		else
+			files[kept++] = files[i];
+	}
+	files[kept] = NULL;
+	*n = kept;
+}
+
 char **input_files(int argc, char **argv)
 {
 	char **files = xmalloc(sizeof *files);
@@ -307,6 +331,7 @@ char **input_files(int argc, char **argv)
 	for (int i = 0; i < argc; i++)
 		if (add_input(&files, &n, argv[i], NULL) != 0)
 			goto fail;
+	drop_companions(files, &n);
 	if (argc)
 		return files;
 	FILE *f = fopen(RUN_LIST, "r");

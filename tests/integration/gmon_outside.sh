@@ -4,7 +4,9 @@
 # time and the samples outside the text.  half.c spends about half its
 # CPU time in libc and libm (measured by the program itself); the
 # report's outside share is that half within the sampling error, its CPU
-# time the process's, and gprof still reads the gmon.out.  A gmon.out
+# time the process's, its kernel time the companion's, gprof still
+# reads the gmon.out, and report gmon.* takes the companion as part of
+# the gmon.out beside it, not as a profile of its own.  A gmon.out
 # from glibc's own runtime has no companion: the report says "not
 # recorded", never "outside 0".  Both backends.
 . "$(dirname "$0")/../gmon/lib.sh"
@@ -47,6 +49,13 @@ for be in perf timer; do
 	# (after the program's own reading, before exit ends); the report's,
 	# by the samples at 1/rate each as gprof counts them, is that within
 	# 6 standard errors of the count.
+	# The kernel time the companion counted is the report's, and gmon.*
+	# (the gmon.out and its companion) is the same one profile.
+	sys=$(sed -n 's/^system //p' "$f.stats")
+	echo "$line" | grep -q "; $sys for time in the kernel$" ||
+		fail "[$be] the report's kernel time is not the companion's $sys: $line"
+	"$profil" report gmon.* > glob 2> globerr || fail "[$be] report gmon.*: $(cat globerr)"
+	cmp -s rep glob || fail "[$be] report gmon.* differs from report $f: $(head -2 glob)"
 	clock=$(sed -n 's/^cpu_ns //p' "$f.stats")
 	awk -v c="$clock" -v t="$total" 'BEGIN { c /= 1e9; exit !(c >= t - 0.001 && c <= t * 1.1 + 0.05) }' ||
 		fail "[$be] $f.stats says $clock ns of CPU; the process used $total s"
