@@ -56,6 +56,11 @@ static void filter_line(const struct model *m)
 	if (m->thread_files < m->nfiles)
 		printf("; %u file%s without per-thread counts left out", m->nfiles - m->thread_files,
 		       m->nfiles - m->thread_files == 1 ? "" : "s");
+	/* A thread's samples are kept by the counter they went to: those
+	   outside every object (JIT code) went to none. */
+	if (m->outside)
+		printf("; the %" PRIu64 " samples outside every object (JIT code) left out: "
+		       "they have no thread", m->outside);
 	putchar('\n');
 }
 

@@ -48,6 +48,15 @@ for backend in perf timer; do
 		|| no "$backend: no JIT row in the text report"
 	"$profil" report --objects --format csv a.prof | grep -q ',\[JIT or anonymous code\],' \
 		|| no "$backend: no JIT row by object"
+	# JIT samples have no thread: a view of threads leaves them out and
+	# says how many.
+	tid=$("$profil" report --threads --format csv a.prof | awk -F, 'NR == 2 { print $4 }')
+	for view in "--tid $tid" "--comm jit"; do
+		"$profil" report $view a.prof > t.txt 2>&1 || no "$backend: report $view: $(cat t.txt)"
+		grep -q "; the $(json_field a.json outside) samples outside every object (JIT code) left out: they have no thread$" t.txt \
+			|| no "$backend: $view does not say the JIT samples are left out: $(sed -n 2,3p t.txt)"
+		grep -q 'JIT or anonymous code' t.txt && no "$backend: $view has a JIT row"
+	done
 	"$profil" report --annotate '[JIT or anonymous code]' a.prof > ann.txt 2>&1 \
 		&& no "$backend: --annotate of JIT code succeeded"
 
