@@ -9,6 +9,7 @@
 #   make bench            measure sampling rates and overhead
 #   make fuzz             run every fuzz target FUZZ_SECONDS (60) each
 #   make bench-html       report --html on a profile of 100 000 functions
+#   make bench-report     profil report against perf report on builds of 60 and 240 files
 #
 # Build trees live under B (build/ by default); SAN=1 builds one with
 # AddressSanitizer and UndefinedBehaviorSanitizer, SAN=thread one with
@@ -121,7 +122,7 @@ PROFIL   := $(B)/bin/profil
 CLI_DEFS := -DPROFIL_VERSION='"$(VERSION)"' \
             -DPROFIL_LIBSUBDIR='"$(patsubst $(PREFIX)/%,%,$(LIBDIR))"'
 
-.PHONY: all lib check stress-long test-run test-tsan test-emulated host-profil deps install uninstall deb example bench bench-html clean fuzz fuzz-targets
+.PHONY: all lib check stress-long test-run test-tsan test-emulated host-profil deps install uninstall deb example bench bench-html bench-report clean fuzz fuzz-targets
 
 all: lib $(CLI_BUILT) $(EXAMPLE)
 
@@ -366,6 +367,13 @@ bench: lib $(PROFIL)
 # addresses: its size, and chromium's time to show it.
 bench-html: $(PROFIL)
 	@sh bench/html.sh $(B)
+
+# profil report and report --html on the profile of a make -j2 of a
+# generated C project, against perf report --stdio on perf record's of
+# the same build: time and peak memory, as ratios (FILES: the sizes).
+FILES ?= 60 240
+bench-report: lib $(PROFIL)
+	@sh bench/report_scale.sh $(B) $(FILES)
 
 # Install ------------------------------------------------------------
 

@@ -30,6 +30,7 @@
 #include "stacks.h"
 
 #define MAX_DISASM 40			/* functions disassembled per process */
+#define MAX_OBJDUMP 60			/* objdump runs per page */
 #define MAX_SOURCE (8u << 20)		/* bytes of source text in a page */
 #define MAX_SOURCE_LINES 100000		/* lines asked for, hottest functions first */
 #define CONTEXT 4			/* source lines embedded around a hot one:
@@ -122,6 +123,15 @@ struct page {
 	struct hmap filemap;
 	size_t wanted;		/* source lines asked for so far */
 	int cut;		/* some were not, for MAX_SOURCE_LINES */
+	/* Functions disassembled, for every process that has them: an
+	   object's symbols are shared by the processes (symbols.c). */
+	struct dis_done {
+		const struct symbols *syms;
+		uint64_t start;
+		int ok;
+		struct disasm d;
+	} *dis;
+	size_t ndis;
 };
 
 struct page *page_new(void)
@@ -144,6 +154,9 @@ void page_free(struct page *pg)
 	}
 	free(pg->files);
 	free(pg->filemap.v);
+	for (size_t i = 0; i < pg->ndis; i++)
+		disasm_free(&pg->dis[i].d);
+	free(pg->dis);
 	free(pg);
 }
 
@@ -237,10 +250,44 @@ static size_t object_index(const struct model *m, const struct object *o)
 	return (size_t)(o - m->objects);
 }
 
+/* fn of x's object disassembled, with x's process's counts: objdump
+ * run once per function for the whole page, at most MAX_OBJDUMP times
+ * (a build's page has a view for each of its hundreds of processes,
+ * and the same cc1 functions are hot in most).  NULL if not. */
+static struct disasm *disasm_of(struct page *pg, const struct symbols *s,
+				const struct object *o, const struct function *fn)
+{
+	struct dis_done *e = NULL;
+	for (size_t i = 0; i < pg->ndis && !e; i++)
+		if (pg->dis[i].syms == s && pg->dis[i].start == fn->start)
+			e = &pg->dis[i];
+	if (!e) {
+		if (pg->ndis == MAX_OBJDUMP)
+			return NULL;
+		if (!pg->dis)
+			pg->dis = xmalloc(MAX_OBJDUMP * sizeof *pg->dis);
+		e = &pg->dis[pg->ndis++];
+		e->syms = s;
+		e->start = fn->start;
+		e->ok = disasm_function(o, fn, &e->d, 1) == 0;
+		if (e->ok)	/* the page's lines have no newline */
+			for (size_t j = 0; j < e->d.n; j++) {
+				size_t len = strlen(e->d.lines[j]);
+				if (len && e->d.lines[j][len - 1] == '\n')
+					e->d.lines[j][len - 1] = 0;
+			}
+		return e->ok ? &e->d : NULL;
+	}
+	if (!e->ok)
+		return NULL;
+	disasm_count(o, fn, &e->d);
+	return &e->d;
+}
+
 /* Functions that have samples but no embedded source: disassembled,
  * the hottest first, up to MAX_DISASM. */
-static void write_disasm(FILE *f, const struct model *m, struct symbols **syms,
-			 const struct rows *fr, const int *has_source)
+static void write_disasm(struct page *pg, FILE *f, const struct model *m,
+			 struct symbols **syms, const struct rows *fr, const int *has_source)
 {
 	fputs(",\"dis\":[", f);
 	size_t done = 0;
@@ -250,23 +297,19 @@ static void write_disasm(FILE *f, const struct model *m, struct symbols **syms,
 		struct function fn;
 		if (has_source[i] || !s || !symbols_function(s, x->start, &fn) || fn.start != x->start)
 			continue;
-		struct disasm d;
-		if (disasm_function(x->object, &fn, &d, 1) != 0)
+		const struct disasm *d = disasm_of(pg, s, x->object, &fn);
+		if (!d)
 			continue;
 		fprintf(f, "%s[%zu,[", done ? "," : "", i);
-		for (size_t j = 0; j < d.n; j++) {
-			size_t len = strlen(d.lines[j]);
-			if (len && d.lines[j][len - 1] == '\n')
-				d.lines[j][len - 1] = 0;
+		for (size_t j = 0; j < d->n; j++) {
 			if (j)
 				putc(',', f);
-			json_string(f, d.lines[j], 1);
+			json_string(f, d->lines[j], 1);
 		}
 		fputs("],[", f);
-		for (size_t j = 0; j < d.n; j++)
-			fprintf(f, j ? ",%" PRIu64 : "%" PRIu64, d.counts[j]);
+		for (size_t j = 0; j < d->n; j++)
+			fprintf(f, j ? ",%" PRIu64 : "%" PRIu64, d->counts[j]);
 		fputs("]]", f);
-		disasm_free(&d);
 		done++;
 	}
 	putc(']', f);
@@ -558,7 +601,7 @@ void page_process(struct page *pg, FILE *f, FILE *stacks, const struct model *m,
 	u64s(f, "c", acount, naddr, 1);
 	putc('}', f);
 
-	write_disasm(f, m, syms, &fr, has_source);
+	write_disasm(pg, f, m, syms, &fr, has_source);
 
 	free(aaddr);
 	free(acount);

@@ -272,9 +272,6 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 		return -1;
 	}
 	uint64_t end = f->start + (f->size ? f->size : 1);
-	for (size_t k = 0; k < o->nbins; k++)
-		if (o->bins[k].first >= f->start && o->bins[k].first < end)
-			d->samples += o->bins[k].count;
 	/* The file as profiled: perhaps --exe, --symfs's or the cache's copy. */
 	char file[PATH_MAX], why[PATH_MAX + 256];
 	const char *path = objfind_path(o, file, sizeof file, why, sizeof why);
@@ -329,6 +326,18 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 		disasm_free(d);
 		return -1;
 	}
+	disasm_count(o, f, d);
+	return 0;
+}
+
+void disasm_count(const struct object *o, const struct function *f, struct disasm *d)
+{
+	uint64_t end = f->start + (f->size ? f->size : 1);
+	d->samples = 0;
+	for (size_t k = 0; k < o->nbins; k++)
+		if (o->bins[k].first >= f->start && o->bins[k].first < end)
+			d->samples += o->bins[k].count;
+	free(d->counts);
 	d->counts = xmalloc((d->n ? d->n : 1) * sizeof *d->counts);
 	memset(d->counts, 0, (d->n ? d->n : 1) * sizeof *d->counts);
 	for (size_t k = 0; k < o->nbins; k++) {
@@ -343,7 +352,6 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 		if (best != SIZE_MAX)
 			d->counts[best] += b->count;
 	}
-	return 0;
 }
 
 void disasm_free(struct disasm *d)

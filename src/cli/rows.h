@@ -91,6 +91,9 @@ struct disasm {
  */
 int disasm_function(const struct object *o, const struct function *f, struct disasm *d,
 		    int quiet);
+/* d's samples and counts again, from the bins of o (another process's
+   model of the same object). */
+void disasm_count(const struct object *o, const struct function *f, struct disasm *d);
 void disasm_free(struct disasm *d);
 
 #endif
