@@ -409,6 +409,18 @@ void page_process(struct page *pg, FILE *f, FILE *stacks, const struct model *m,
 		obj_row[i] = SIZE_MAX;
 	for (size_t i = 0; i < orows.n; i++)
 		obj_row[object_index(m, orows.v[i].object)] = i;
+	/* An object that the stacks only pass through (rows of functions
+	   that only call others): a row of no samples, last. */
+	for (size_t i = 0; i < fr.n; i++) {
+		size_t k = object_index(m, fr.v[i].object);
+		if (obj_row[k] != SIZE_MAX)
+			continue;
+		if (orows.n == orows.cap)
+			orows.v = xrealloc(orows.v, (orows.cap = 2 * orows.cap + 1) * sizeof *orows.v);
+		orows.v[orows.n] = (struct row){ xstrdup(fr.v[i].object->path), NULL, fr.v[i].object,
+						 0, 0, 0, 0, 0 };
+		obj_row[k] = orows.n++;
+	}
 	fputs("\"obj\":{\"n\":[", f);
 	for (size_t i = 0; i < orows.n; i++)
 		fprintf(f, i ? ",%zu" : "%zu", intern(pg, orows.v[i].name));

@@ -81,6 +81,37 @@ echo "_start;main;lz_decompress 600" | ./folded_profile "$B/examples/crunch" sta
 grep -q 'id="profil-stacks">\[{"n":2000,' stacks.html || no "no call tree of 2000 samples in the page of the stacks"
 grep -q 'id="profil-stacks">\[{"why":' graph.html || no "the page of a gmon.out does not say why it has no flame graph"
 
+# Stacks profiled for real, once profil run records them: tests/cli/calls.c
+# calls work_c from from_a for 3 units of work and from step_b (inlined in
+# from_b) for 1.  Widths are checked against report's totals of the same
+# file; the callers' shares against 75/25 within 6 standard errors and 3
+# points, as cli_stacks.sh does.
+calls_spec=
+if "$profil" run --help 2>/dev/null | grep -q -- '--no-stacks'; then
+	cc -O2 -g -o calls "$root/tests/cli/calls.c"
+	prun --backend timer -o calls.prof ./calls 250 2>/dev/null || no "calls under profil run: status $?"
+	"$profil" report --html calls.html calls.prof || no "report --html of calls: status $?"
+	"$profil" report --format csv calls.prof > calls.csv
+	"$profil" report --lines --format csv calls.prof > calls-lines.csv
+	total() { awk -F, -v fn="$1" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["function"] == fn { print $col["total_samples"] }' calls.csv; }
+	wc=$(total work_c)
+	ctol=$(awk -v n="${wc:-1}" 'BEGIN { printf "%.2f", 600 * sqrt(0.75 * 0.25 / n) + 3 }')
+	echo "calls: work_c in $wc samples' stacks, callers' bound $ctol points"
+	calls_spec=",
+  { \"html\": \"$tmp/calls.html\", \"csv\": \"$tmp/calls.csv\", \"lines\": \"$tmp/calls-lines.csv\",
+    \"functions\": [\"work_c\"], \"filter\": \"from_\",
+    \"flame\": { \"tol\": 0.005, \"ctol\": $ctol,
+      \"known\": [{ \"name\": \"work_c\", \"total\": $wc }, { \"name\": \"from_a\", \"total\": $(total from_a) },
+                { \"name\": \"from_b\", \"total\": $(total from_b) }],
+      \"search\": { \"text\": \"WORK_C\", \"name\": \"work_c\" },
+      \"zoom\": { \"name\": \"from_a\", \"total\": $(total from_a), \"callee\": \"work_c\", \"share\": 1, \"tol\": 0.05 },
+      \"callers\": [{ \"function\": \"work_c\", \"callers\": [{ \"name\": \"from_a\", \"share\": 75 },
+                                                     { \"name\": \"step_b\", \"share\": 25 }] }] } }"
+else
+	echo "calls: skipped, this profil run records no call stacks yet"
+fi
+
 "$modules/.bin/html-validate" -c "$root/tests/html/.htmlvalidate.json" crunch.html cxx.html graph.html stacks.html \
 	|| no "the pages are not valid HTML"
 ls -l crunch.html cxx.html graph.html stacks.html
@@ -133,7 +164,7 @@ if [ -z "$asan_pre" ]; then
                                 { "name": "lz_decompress", "share": 40 },
                                 { "name": "compress_slice", "share": 10 },
                                 { "name": "merge_sort", "share": 5 }] }],
-      "proc": { "index": 2, "samples": 600, "full": "lz_decompress", "absent": "fnv1a" } } }
+      "proc": { "index": 2, "samples": 600, "full": "lz_decompress", "absent": "fnv1a" } } }$calls_spec
 ] }
 EOF
 	node "$root/tests/html/browser.mjs" spec.json || no "the pages in chromium"
