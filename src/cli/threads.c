@@ -133,7 +133,10 @@ void model_add_threads(struct model *m, const struct profile *p, const size_t *o
 		row[i] = m->nthread_rows - 1;
 		keep[i] = m->filter && thread_kept(m->filter, t->tid, t->comm);
 	}
-	for (uint64_t k = 0; k < p->npcs; k++) {
+	/* Only the slots the file holds: the pool is mostly holes. */
+	for (uint64_t k = 0, end; (k = profile_data(p, p->pcs, sizeof *p->pcs, p->npcs, k, &end))
+				  < p->npcs;)
+	for (; k < end; k++) {
 		const struct profile_pc *s = &p->pcs[k];
 		uint32_t e = PROFILE_PC_ENTRY(s->key), seg = PROFILE_PC_SEG(s->key);
 		uint64_t index = PROFILE_PC_INDEX(s->key), first, last;

@@ -95,14 +95,16 @@ static int add_extent(struct profile *p, uint64_t at, uint64_t end)
 
 /* Bytes [at, end) of fd into the reserved map: the file's own pages
  * mapped over the reservation (no copy), or read where it cannot be
- * mapped. */
+ * mapped, and where they are few: a runtime's file has a page of data
+ * here and there, and a mapping of each cost more than the copy (a
+ * system call, a mapping to split and later undo). */
+#define MAP_AT_LEAST (256u << 10)
 static int place(struct profile *p, int fd, uint64_t at, uint64_t end)
 {
 	char *where = (char *)p->map + at;
-	if (mmap(where, end - at, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)at) != MAP_FAILED)
+	if (end - at >= MAP_AT_LEAST
+	    && mmap(where, end - at, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)at) != MAP_FAILED)
 		return add_extent(p, at, end);
-	if (mprotect(where, end - at, PROT_READ | PROT_WRITE) != 0)
-		return -1;
 	for (uint64_t k = at; k < end;) {
 		ssize_t r = pread(fd, (char *)p->map + k, end - k, (off_t)k);
 		if (r < 0 && errno == EINTR)
@@ -113,7 +115,6 @@ static int place(struct profile *p, int fd, uint64_t at, uint64_t end)
 			break;	/* shrank meanwhile: zeros from there */
 		k += (uint64_t)r;
 	}
-	mprotect(where, end - at, PROT_READ);
 	return add_extent(p, at, end);
 }
 
@@ -257,7 +258,8 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 		close(fd);
 		return fail(why, len, "empty file");
 	}
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (map == MAP_FAILED) {
 		close(fd);
 		return fail(why, len, "cannot read: %s", strerror(errno));
@@ -267,6 +269,7 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 	int r = map_file(p, fd, (uint64_t)st.st_size);
 	int err = errno;
 	close(fd);
+	mprotect(map, (size_t)st.st_size, PROT_READ);	/* read-only, as the file */
 	if (r != 0)
 		return refuse(p, why, len, "cannot read: %s", strerror(err));
 	if (!profile_is_profile(map, p->map_size)) {
