@@ -170,10 +170,10 @@ static void take_batch(struct batch *b)
 	b->n = 0;
 }
 
-static void take(void *arg, uint64_t ip)
+static void take(void *arg, const struct ring_sample *s)
 {
 	struct batch *b = arg;
-	b->pcs[b->n++] = (uintptr_t)ip;
+	b->pcs[b->n++] = (uintptr_t)s->ip;
 	if (b->n == BATCH)
 		take_batch(b);
 }
