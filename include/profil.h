@@ -158,6 +158,18 @@ int profil_set_hz(unsigned int hz) PROFIL_THROW;
  */
 int profil_set_backend(enum profil_backend backend) PROFIL_THROW;
 
+/* The most frames profil_set_stacks() keeps, and its default depth. */
+#define PROFIL_STACKS_MAX 1024
+#define PROFIL_STACKS_DEFAULT 128
+
+/*
+ * profil_set_stacks - record each sample's call stack, depth frames at
+ * most (0: stacks off), where the profile has room for stacks (the
+ * files of profil run).  Takes effect at once if profiling is on.
+ * Returns 0, or -1 with errno EINVAL if depth > PROFIL_STACKS_MAX.
+ */
+int profil_set_stacks(unsigned int depth) PROFIL_THROW;
+
 /*
  * Statistics of the process since it started or since the last
  * profil_reset_stats().  By construction

@@ -81,6 +81,7 @@ profil_pcsample_save
 profil_reset_stats
 profil_set_backend
 profil_set_hz
+profil_set_stacks
 pthread_create
 clone
 thrd_create

@@ -20,6 +20,11 @@ EXPORT int profil_set_backend(enum profil_backend backend)
 	return sampler_set_backend((int)backend);
 }
 
+EXPORT int profil_set_stacks(unsigned int depth)
+{
+	return sampler_set_stacks(depth);
+}
+
 EXPORT int profil_get_stats(struct profil_stats *st, size_t size)
 {
 	if (!st || size == 0) {

@@ -1,5 +1,5 @@
 /*
- * env.c - PROFIL_HZ and PROFIL_BACKEND.
+ * env.c - PROFIL_HZ, PROFIL_BACKEND, PROFIL_SYSTEM_TIME and PROFIL_STACKS.
  *
  * Read once, when the library is loaded.  A bad value never stops the
  * program: it is reported on one line and the default is used.  Messages
@@ -43,6 +43,19 @@ int env_parse_backend(const char *text, int *backend)
 	return 0;
 }
 
+int env_parse_stacks(const char *text, unsigned *depth)
+{
+	if (!text || *text < '0' || *text > '9')
+		return 0;
+	char *end;
+	errno = 0;
+	unsigned long v = strtoul(text, &end, 10);
+	if (errno || *end != '\0' || v > PROFIL_STACKS_MAX)
+		return 0;
+	*depth = v == 1 ? PROFIL_STACKS_DEFAULT : (unsigned)v;
+	return 1;
+}
+
 void env_complain(const char *name, const char *value, const char *problem,
 		  const char *used)
 {
@@ -64,6 +77,7 @@ void env_read(struct env_settings *out)
 	out->hz = PROFIL_HZ_DEFAULT;
 	out->backend = PROFIL_BACKEND_AUTO;
 	out->system_time = 1;
+	out->stacks = PROFIL_STACKS_DEFAULT;
 
 	const char *hz = getenv("PROFIL_HZ");
 	if (hz && !env_parse_hz(hz, &out->hz))
@@ -78,4 +92,8 @@ void env_read(struct env_settings *out)
 		out->system_time = 0;
 	else if (system && strcmp(system, "1") != 0)
 		env_complain("PROFIL_SYSTEM_TIME", system, "not 0 or 1", "1");
+	const char *stacks = getenv("PROFIL_STACKS");
+	if (stacks && !env_parse_stacks(stacks, &out->stacks))
+		env_complain("PROFIL_STACKS", stacks,
+			     "not 0 (off), 1 (on) or a depth from 2 to 1024", "1");
 }

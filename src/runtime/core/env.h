@@ -8,7 +8,9 @@ struct env_settings {
 	unsigned hz;	/* PROFIL_HZ, else PROFIL_HZ_DEFAULT */
 	int backend;	/* PROFIL_BACKEND, else PROFIL_BACKEND_AUTO */
 	int system_time; /* PROFIL_SYSTEM_TIME: 0 or 1, else 1 */
+	unsigned stacks;	/* PROFIL_STACKS: frames kept, 0 off (profil.h's default) */
 };
+
 
 /*
  * Read the variables.  A bad value is reported once on standard error,
@@ -21,6 +23,10 @@ int env_parse_hz(const char *text, unsigned *hz);
 
 /* Parse a backend name as PROFIL_BACKEND takes it; false if unknown. */
 int env_parse_backend(const char *text, int *backend);
+
+/* Parse PROFIL_STACKS: 0 off, 1 on at PROFIL_STACKS_DEFAULT, 2 to
+   PROFIL_STACKS_MAX that depth; false if it is none of these. */
+int env_parse_stacks(const char *text, unsigned *depth);
 
 /* Write one line "libprofil: NAME=VALUE: PROBLEM; using USED" to stderr. */
 void env_complain(const char *name, const char *value, const char *problem,

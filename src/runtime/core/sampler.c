@@ -52,6 +52,7 @@
 #include "core/seccomp.h"
 #include "core/stats.h"
 #include "sinks/thread_table.h"
+#include "../../format/profile.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -96,6 +97,8 @@ static atomic_int faulted;
 static atomic_uint generation;
 static atomic_uint_fast64_t period_ns = 1000000000u / PROFIL_HZ_DEFAULT;
 static const struct sampler_hooks *_Atomic hooks;
+static unsigned stacks_wanted = PROFIL_STACKS_DEFAULT;	/* under lock */
+static atomic_uint stack_depth;	/* what backends walk: 0 off */
 
 void sampler_set_preload_hooks(const struct sampler_hooks *h)
 {
@@ -120,9 +123,10 @@ enum take_result sampler_take(unsigned gen, pid_t tid, uintptr_t pc, uint32_t we
 	return sampler_take_split(gen, tid, pc, weight, 0, tally, stop_self, arg);
 }
 
-enum take_result sampler_take_split(unsigned gen, pid_t tid, uintptr_t pc, uint32_t weight,
-				    uint32_t system, _Atomic uint64_t *tally,
-				    void (*stop_self)(void *arg), void *arg)
+/* Both, the flat sample (n 0: pc alone) and the stacked one. */
+static enum take_result take(unsigned gen, pid_t tid, uintptr_t pc, const uintptr_t *pcs,
+			     unsigned n, unsigned stop, uint32_t weight, uint32_t system,
+			     _Atomic uint64_t *tally, void (*stop_self)(void *arg), void *arg)
 {
 	enum take_result result = TAKE_STALE;
 	struct thread_ref who = THREAD_REF(tid, 1);
@@ -134,9 +138,12 @@ enum take_result sampler_take_split(unsigned gen, pid_t tid, uintptr_t pc, uint3
 		stop_self(arg);
 		goto out;
 	}
-	enum sink_result r = sinks_count(pc, weight, &who);
+	enum sink_result r = n ? sinks_count_stack(pcs, n, stop, weight, system, &who)
+			       : sinks_count(pc, weight, &who);
 	if (r == SINK_NONE)
 		goto out;
+	if (n)
+		stats_add(&stats.stack_stop[stop < 16 ? stop : PROFILE_STOP_NO_CFI], 1);
 	stats_add(&stats.observed, 1);
 	stats_add(&stats.cpu_ns, weight * atomic_load_explicit(&period_ns, memory_order_relaxed));
 	if (tally)
@@ -157,6 +164,50 @@ enum take_result sampler_take_split(unsigned gen, pid_t tid, uintptr_t pc, uint3
 out:
 	sinks_leave(token);
 	return result;
+}
+
+enum take_result sampler_take_split(unsigned gen, pid_t tid, uintptr_t pc, uint32_t weight,
+				    uint32_t system, _Atomic uint64_t *tally,
+				    void (*stop_self)(void *arg), void *arg)
+{
+	return take(gen, tid, pc, NULL, 0, 0, weight, system, tally, stop_self, arg);
+}
+
+enum take_result sampler_take_stack(unsigned gen, pid_t tid, const uintptr_t *pcs, unsigned n,
+				    unsigned stop, uint32_t weight, uint32_t system,
+				    _Atomic uint64_t *tally, void (*stop_self)(void *arg), void *arg)
+{
+	return take(gen, tid, pcs[0], pcs, n, stop, weight, system, tally, stop_self, arg);
+}
+
+unsigned sampler_stack_depth(void)
+{
+	return atomic_load_explicit(&stack_depth, memory_order_relaxed);
+}
+
+/* Under lock, after the sinks changed or the depth asked for did. */
+static void stack_depth_update(void)
+{
+	unsigned have = sinks_stack_depth();
+	atomic_store(&stack_depth, have < stacks_wanted ? have : stacks_wanted);
+}
+
+int sampler_set_stacks(unsigned depth)
+{
+	if (depth > PROFIL_STACKS_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	int cs = lock_call();
+	stacks_wanted = depth;
+	stack_depth_update();
+	unlock_call(cs);
+	return 0;
+}
+
+unsigned sampler_stacks_wanted(void)
+{
+	return stacks_wanted;
 }
 
 size_t sampler_take_batch(unsigned gen, pid_t tid, const uintptr_t *pcs, size_t n,
@@ -494,6 +545,7 @@ int sampler_start(struct sink_set *set)
 		if (backend->flush)	/* the old buffer's samples go to it */
 			backend->flush();
 		sinks_replace(set);
+		stack_depth_update();
 		unlock_call(cs);
 		return 0;
 	}
@@ -502,9 +554,12 @@ int sampler_start(struct sink_set *set)
 	owner = getpid();
 	fault_install();
 	sinks_replace(set);
+	stack_depth_update();
 	int r = go_live();
-	if (r != 0)
+	if (r != 0) {
 		sinks_replace(NULL);
+		stack_depth_update();
+	}
 	unlock_call(cs);
 	if (r != 0) {
 		errno = -r;
@@ -834,6 +889,7 @@ void sampler_init(void)
 	hz = env.hz;
 	wanted = env.backend;
 	system_time = env.system_time;
+	stacks_wanted = env.stacks;
 	if (!backend_built(wanted)) {
 		env_complain("PROFIL_BACKEND", getenv("PROFIL_BACKEND"),
 			     "not available in this build", "auto");

@@ -64,6 +64,34 @@ enum take_result sampler_take_split(unsigned generation, pid_t tid, uintptr_t pc
 				    void (*stop_self)(void *arg), void *arg);
 
 /*
+ * The same, with the thread's call stack: pcs[0..n) innermost first (pc
+ * is pcs[0], counted exactly as sampler_take_split counts it), the walk
+ * having ended for reason stop (enum profile_stop, counted in
+ * stats.stack_stop).  The stack goes to the sink set's stack table if
+ * it has one.  n must be at least 1.  Async-signal-safe, lock-free.
+ */
+enum take_result sampler_take_stack(unsigned generation, pid_t tid, const uintptr_t *pcs,
+				    unsigned n, unsigned stop, uint32_t weight, uint32_t system,
+				    _Atomic uint64_t *tally,
+				    void (*stop_self)(void *arg), void *arg);
+
+/*
+ * How deep a backend should walk each sample's stack: 0 when stacks are
+ * off (not asked for, or the sinks have nowhere to keep them), else the
+ * most frames to keep.  Async-signal-safe: one atomic load.
+ */
+unsigned sampler_stack_depth(void);
+
+/*
+ * Stacks for the running session and later ones: depth frames at most
+ * (0: off; at most PROFILE_DEPTH_MAX).  Returns 0, or -1 with errno
+ * EINVAL.  Not in a signal handler.
+ */
+int sampler_set_stacks(unsigned depth);
+/* The depth asked for (sampler_set_stacks, PROFIL_STACKS). */
+unsigned sampler_stacks_wanted(void);
+
+/*
  * n samples of weight 1 at pcs, of thread tid, taken as sampler_take()
  * would take them one by one but with one entry into the sinks' read
  * side and one update of the statistics (a backend that reads records

@@ -18,4 +18,6 @@ void stats_reset(void)
 	atomic_store(&stats.threads, 0);
 	atomic_store(&stats.threads_unsampled, 0);
 	atomic_store(&stats.threads_fallback, 0);
+	for (int i = 0; i < 16; i++)
+		atomic_store(&stats.stack_stop[i], 0);
 }

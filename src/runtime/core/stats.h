@@ -23,6 +23,9 @@ struct stats {
 	atomic_uint threads;
 	atomic_uint threads_unsampled;
 	atomic_uint threads_fallback;
+	/* Stack walks of counted samples by why they ended (enum
+	   profile_stop): sampler_take_stack. */
+	atomic_uint_fast64_t stack_stop[16];
 };
 
 extern struct stats stats;

@@ -36,6 +36,7 @@
 #include "sinks/satadd.h"
 #include "sinks/sink.h"
 #include "core/stats.h"
+#include "sinks/stack_table.h"
 #include "sinks/thread_table.h"
 
 static _Atomic(struct sink_set *) current;
@@ -303,6 +304,31 @@ enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *w
 {
 	const struct sink_set *set = atomic_load(&current);
 	return set ? count_in(set, pc, weight, who) : SINK_NONE;
+}
+
+enum sink_result sinks_count_stack(const uintptr_t *pcs, unsigned n, unsigned stop,
+				   uint32_t weight, uint32_t system, struct thread_ref *who)
+{
+	const struct sink_set *set = atomic_load(&current);
+	if (!set)
+		return SINK_NONE;
+	enum sink_result r = count_in(set, pcs[0], weight, who);
+	if (r != SINK_OK || !set->stacks)
+		return r;
+	/* A sample outside every region was not counted into its thread's
+	   entry: looked up here, so that per-thread views keep its stack. */
+	int32_t entry = set->threads && who ? threadtab_entry(set->threads, who) : 0;
+	stacktab_add(set->stacks, entry > 0 ? (uint32_t)entry : 0, pcs, n, stop, weight, system);
+	return r;
+}
+
+unsigned sinks_stack_depth(void)
+{
+	unsigned token = sinks_enter();
+	const struct sink_set *set = atomic_load(&current);
+	unsigned depth = set && set->stacks ? set->stacks->max_depth : 0;
+	sinks_leave(token);
+	return depth;
 }
 
 void sinks_count_system(uintptr_t pc, uint32_t system, struct thread_ref *who)

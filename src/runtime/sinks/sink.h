@@ -42,6 +42,7 @@ struct region {
 enum sink_owner { OWNER_PROFIL, OWNER_SPROFIL, OWNER_PCSAMPLE, OWNER_MONITOR };
 
 struct thread_table;
+struct stack_table;
 struct page_reserve;
 struct thread_ref;
 struct profile_pc;
@@ -62,6 +63,9 @@ struct sink_set {
 	struct profile_pc *outside;
 	uint64_t noutside;
 	const struct page_reserve *outside_reserve;	/* its pages (reserve.h) */
+	/* Where the samples' call stacks go (stack_table.h), or NULL: no
+	   stacks.  Not owned: it outlives the set. */
+	struct stack_table *stacks;
 	struct region regions[];	/* histograms highest offset first */
 };
 
@@ -113,6 +117,19 @@ enum sink_result { SINK_OK, SINK_FAULT, SINK_NONE };
  * set is installed (profiling is being turned off): nothing was taken.
  */
 enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *who);
+
+/*
+ * sinks_count(pcs[0], weight, who), and if it took the samples and the
+ * set has a stack table, the stack pcs[0..n) (innermost first, the walk
+ * ended for reason stop, enum profile_stop) stored there with system of
+ * them for kernel time.  Call between sinks_enter() and sinks_leave().
+ * Async-signal-safe and lock-free.
+ */
+enum sink_result sinks_count_stack(const uintptr_t *pcs, unsigned n, unsigned stop,
+				   uint32_t weight, uint32_t system, struct thread_ref *who);
+
+/* The depth of the installed set's stack table: 0 if it has none. */
+unsigned sinks_stack_depth(void);
 
 /* Samples lost to faults in a set with lose_faults, since the start. */
 uint64_t sinks_faults(void);

@@ -184,6 +184,11 @@ broken:
 	return who->entry = -1;
 }
 
+int32_t threadtab_entry(struct thread_table *t, struct thread_ref *who)
+{
+	return find_entry(t, who);
+}
+
 /* The slot of key: found, or claimed if claim; NULL if none (or fault,
    which breaks the table). */
 static struct profile_pc *find_pc(struct thread_table *t, uint64_t key, int claim)

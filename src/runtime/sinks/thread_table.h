@@ -53,6 +53,10 @@ void threadtab_count(struct thread_table *t, struct thread_ref *who, uint32_t se
 void threadtab_count_system(struct thread_table *t, struct thread_ref *who, uint32_t seg,
 			    uint64_t index, uint32_t n);
 
+/* who's entry, claimed if need be: 0 ("other threads") if it found
+   none, -1 if the table is broken.  Async-signal-safe, lock-free. */
+int32_t threadtab_entry(struct thread_table *t, struct thread_ref *who);
+
 /*
  * The calling thread ends (after its sampler is stopped): its name is
  * read a last time and its entry closed, so that a later thread of the
