@@ -109,6 +109,7 @@ int merge_gmon(char **files, const char *out);
 struct run_options {
 	const char *out, *backend;
 	const char *threads;	/* --threads N, or NULL */
+	int stacks;		/* --stacks 1, --no-stacks 0; -1: not given */
 	unsigned hz;		/* 0: not given */
 	int program;		/* 0 with pids */
 	const char *pids;	/* -p PID[,PID...], or NULL */

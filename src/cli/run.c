@@ -242,6 +242,8 @@ static const struct opt run_opts[] = {
 	{ "output", 'o', 'o', "DIR", "the run's directory (profil.data)" },
 	{ "backend", 0, 'b', "auto|perf|timer", "how to sample (auto: the first that works)" },
 	{ "threads", 0, 'T', "N", "threads counted apart per process (1023)" },
+	{ "stacks", 0, 'S', NULL, "record each sample's call stack (the default)" },
+	{ "no-stacks", 0, 'N', NULL, "record the sampled pc alone" },
 	{ "pid", 'p', 'p', "PID[,PID...]", "profile these running processes instead" },
 	{ "duration", 0, 'd', "SECONDS", "with -p: stop after this long (else at Ctrl-C)" },
 	{ "no-cache", 0, 'n', NULL, "keep no copy of the objects by build ID" },
@@ -257,6 +259,7 @@ int run_options(int argc, char **argv, struct run_options *o)
 				   "one directory.", .v = run_opts,
 			  .stop_at_operand = 1 };
 	memset(o, 0, sizeof *o);
+	o->stacks = -1;
 	const char *v;
 	int c;
 	optind = 0;	/* all of getopt's state afresh, '+' included */
@@ -284,6 +287,10 @@ int run_options(int argc, char **argv, struct run_options *o)
 			o->threads = v;
 			break;
 		}
+		case 'S':
+		case 'N':
+			o->stacks = c == 'S';
+			break;
 		case 'b':
 			if (strcmp(v, "auto") && strcmp(v, "perf") && strcmp(v, "timer")) {
 				error_line("--backend '%s': not one of auto, perf, timer", v);
@@ -527,6 +534,8 @@ int cmd_run(int argc, char **argv)
 		set("PROFIL_BACKEND", backend);
 	if (threads)
 		set("PROFIL_RUN_THREADS", threads);
+	if (opt.stacks >= 0)
+		set("PROFIL_STACKS", opt.stacks ? "1" : "0");
 	/* Every process of the tree writes here, wherever it goes; a % in
 	   the directory's name is itself, not a pattern. */
 	size_t at = 0;

@@ -245,6 +245,8 @@ enum profile_stop {		/* why a walk ended: the index of stop[] */
 	PROFILE_STOP_DEPTH,		/* deeper than max_depth: the innermost kept */
 	PROFILE_STOP_NOT_INCREASING,	/* the frame address went backwards */
 	PROFILE_STOP_COPY,		/* past the end of perf's copy of the stack */
+	PROFILE_STOP_NO_ROOM,		/* not walked: the sampled pc alone, for want
+					   of room on an alternate signal stack */
 	PROFILE_STOP_COUNT = 16
 };
 

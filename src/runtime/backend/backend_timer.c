@@ -31,6 +31,13 @@
  * signal charges the system time the thread used since the last one, in
  * the sampler's periods, to the pc it interrupts, and nothing else.
  *
+ * With stacks on (sampler_stack_depth), the handler walks the thread's
+ * stack in place from the signal's context (unwind.c): every read
+ * bounded above the interrupted sp and fault-tolerant, the tables built
+ * outside handlers.  The pcs go on the handler's own stack, or, on a
+ * small alternate signal stack, as many as fit with room to spare (with
+ * none, the sampled pc alone, marked not walked).
+ *
  * on_sample() is a signal handler: async-signal-safe, lock-free, no
  * malloc, no stdio, no locks.  The other functions run under the
  * sampler's lock.
@@ -45,14 +52,17 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "../../../include/profil.h"
+#include "../../format/profile.h"
 #include "backend/backend.h"
 #include "arch/context.h"
 #include "core/sampler.h"
 #include "core/stats.h"
 #include "sinks/sigown.h"
+#include "unwind/unwind.h"
 
 static int timer_signal;	/* 0 while closed */
 /* Generation of the open session; read by handlers to tell our signals
@@ -251,6 +261,70 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 			   stop_timer, (void *)(intptr_t)timer);
 }
 
+_Static_assert((int)UNWIND_COMPLETE == PROFILE_STOP_COMPLETE
+	       && (int)UNWIND_NO_OBJECT == PROFILE_STOP_NO_OBJECT
+	       && (int)UNWIND_NO_CFI == PROFILE_STOP_NO_CFI
+	       && (int)UNWIND_BAD_READ == PROFILE_STOP_BAD_READ
+	       && (int)UNWIND_DEPTH == PROFILE_STOP_DEPTH
+	       && (int)UNWIND_CFA_NOT_INCREASING == PROFILE_STOP_NOT_INCREASING,
+	       "unwind.h's stop reasons are profil(5)'s");
+
+/* Reads of a walk go at most this far above the interrupted sp: a
+   thread's stack, with room for the largest frames (the reads are
+   fault-tolerant anyway; the bound keeps a garbage frame address from
+   wandering through the heap). */
+#define STACK_SPAN (64u << 20)
+/* Kept free below the pcs on an alternate signal stack, for the rest of
+   the sample's path. */
+#define ALTSTACK_SPARE 4096u
+
+/*
+ * The sample with its stack: how deep a walk this stack has room for,
+ * then the walk and the sample.  Returns 0 if it took the sample, -1 if
+ * the caller should take it without a stack.  Not inlined: its buffer
+ * is on the stack only when stacks are on.
+ */
+static __attribute__((noinline)) int take_with_stack(unsigned depth, void *context, unsigned gen,
+						     pid_t tid, uint32_t weight, uint32_t system,
+						     _Atomic uint64_t *tally, int timer)
+{
+	const ucontext_t *uc = context;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t alt = (uintptr_t)uc->uc_stack.ss_sp;
+	if (!(uc->uc_stack.ss_flags & SS_DISABLE) && here > alt
+	    && here - alt <= uc->uc_stack.ss_size) {
+		/* On the alternate stack: what is left of it below us. */
+		uintptr_t room = here - alt;
+		unsigned fit = room > ALTSTACK_SPARE + 8 * sizeof(uintptr_t)
+			       ? (unsigned)((room - ALTSTACK_SPARE) / sizeof(uintptr_t)) : 0;
+		if (fit < 8) {
+			uintptr_t pc = *context_pc(context);
+			sampler_take_stack(gen, tid, &pc, 1, PROFILE_STOP_NO_ROOM, weight, system,
+					   tally, stop_timer, (void *)(intptr_t)timer);
+			return 0;
+		}
+		if (fit < depth)
+			depth = fit;
+	}
+	if (depth > UNWIND_MAX_DEPTH)
+		depth = UNWIND_MAX_DEPTH;
+	struct unwind_regs regs;
+	if (unwind_regs_from_context(context, &regs) != 0)
+		return -1;
+	uintptr_t pcs[depth];
+	struct unwind_mem mem = {
+		.lo = regs.sp,
+		.hi = regs.sp < UINTPTR_MAX - STACK_SPAN ? regs.sp + STACK_SPAN : UINTPTR_MAX,
+	};
+	enum unwind_stop why;
+	int n = unwind_walk(&regs, &mem, pcs, (int)depth, &why);
+	if (n < 1)
+		return -1;
+	sampler_take_stack(gen, tid, pcs, (unsigned)n, (unsigned)why, weight, system, tally,
+			   stop_timer, (void *)(intptr_t)timer);
+	return 0;
+}
+
 static void on_sample(int sig, siginfo_t *info, void *context)
 {
 	uint64_t value = (uintptr_t)info->si_value.sival_ptr;
@@ -287,9 +361,13 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	}
 	pid_t tid = tally < MAX_TALLIES ? systems[tally].tid
 		    : sigown_syscalls_ok() ? (pid_t)syscall(SYS_gettid) : 0;
-	sampler_take_split((unsigned)(value >> 32), tid, pc ? *pc : 0, weight, system,
-			   tally < MAX_TALLIES ? &tallies[tally] : NULL,
-			   stop_timer, (void *)(intptr_t)info->si_timerid);
+	unsigned depth = sampler_stack_depth();
+	if (!depth || !pc
+	    || take_with_stack(depth, context, (unsigned)(value >> 32), tid, weight, system,
+			       tally < MAX_TALLIES ? &tallies[tally] : NULL, info->si_timerid) != 0)
+		sampler_take_split((unsigned)(value >> 32), tid, pc ? *pc : 0, weight, system,
+				   tally < MAX_TALLIES ? &tallies[tally] : NULL,
+				   stop_timer, (void *)(intptr_t)info->si_timerid);
 	if (sigown_syscalls_ok())	/* it lists /proc/self/task */
 		sampler_tick();
 	errno = saved_errno;

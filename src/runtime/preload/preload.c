@@ -59,6 +59,8 @@
 #include "core/stats.h"
 #include "sinks/reserve.h"
 #include "sinks/thread_table.h"
+#include "preload/stackfile.h"
+#include "unwind/table.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -100,6 +102,9 @@ static _Atomic int64_t next_update_ns;
 static struct profile_pc *outside;
 static uint64_t noutside;
 static struct page_reserve *outside_res;	/* its pages, asked for as used */
+
+/* The extension page and stack table (stackfile.c), or NULL. */
+static struct stackfile *stackfile;
 
 static struct thread_table thread_table;
 static struct thread_table *_Atomic table;
@@ -167,6 +172,8 @@ static void publish_stats(struct profile_header *h)
 		h->flags |= PROFILE_F_NO_KERNEL;
 	if (sinks_faults())
 		h->flags |= PROFILE_F_WRITE_LOST;
+	if (stackfile)
+		stackfile_publish(stackfile);
 	h->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
 }
 
@@ -445,6 +452,27 @@ static void add_outside_table(void)
 	header->end = at + size;
 }
 
+/*
+ * After the outside table: the extension page, and the stack table when
+ * stacks are on (SPEC section 10).  Without room the file has neither,
+ * and samples are taken without stacks.
+ */
+static void add_stack_table(void)
+{
+	struct stackfile_conf c;
+	stackfile_conf(sampler_stacks_wanted(), &c);
+	uint64_t at = header->end, size = stackfile_size(&c);
+	if (size_file(at + size) != 0 || write_page(at) != 0) {
+		complain("no stack table (the samples' call stacks) in profile", path);
+		return;
+	}
+	stackfile = stackfile_map(fd, at, &c);
+	if (!stackfile)
+		return;
+	header->ext_at = at;
+	header->end = at + size;
+}
+
 /* Create the file: never through a symbolic link, never over another. */
 static int create_file(void)
 {
@@ -496,6 +524,7 @@ static int create_file(void)
 	}
 	add_thread_table();
 	add_outside_table();
+	add_stack_table();
 	return 0;
 fail:
 	close(fd);
@@ -837,6 +866,7 @@ static struct sink_set *make_set(void)
 	set->outside = outside;
 	set->noutside = noutside;
 	set->outside_reserve = outside_res;
+	set->stacks = stackfile && stackfile->table.slots ? &stackfile->table : NULL;
 	size_t k = 0;
 	for (size_t i = 0; i < nsegs; i++) {	/* i: the segment's index in the file */
 		if (segs[i].unmapped)
@@ -883,6 +913,8 @@ static void rescan(void)
 		file_close();
 	}
 	publish_segments();
+	if (stackfile && stackfile->table.slots)
+		unwind_tables_update();	/* outside handlers: it takes the loader lock */
 	if (nsegs != before || changed)
 		install_sinks();
 }
@@ -924,6 +956,8 @@ static void preload_fork_child(void)
 	struct profile_pc *old_outside = outside;	/* the set still points at it */
 	uint64_t old_noutside = noutside;
 	struct page_reserve *old_outside_res = outside_res;
+	struct stackfile *old_stackfile = stackfile;	/* the set points at it too */
+	stackfile = NULL;
 	outside = NULL;
 	noutside = 0;
 	outside_res = NULL;
@@ -973,6 +1007,7 @@ static void preload_fork_child(void)
 	if (!ok) {
 		on = 0;
 		sinks_replace(NULL);
+		stackfile_free(old_stackfile);
 		if (old_outside)
 			munmap(old_outside, profile_outside_size(old_noutside));
 		if (old_outside_res) {
@@ -984,6 +1019,7 @@ static void preload_fork_child(void)
 	publish_segments();
 	struct sink_set *set = make_set();
 	sinks_replace(set);	/* NULL without memory: no more samples */
+	stackfile_free(old_stackfile);
 	if (old_outside)
 		munmap(old_outside, profile_outside_size(old_noutside));
 	if (old_outside_res) {
@@ -1077,6 +1113,8 @@ static void preload_init(void)
 	}
 	size_for_objects();
 	dl_iterate_phdr(add_object, NULL);
+	if (stackfile && stackfile->table.slots)
+		unwind_tables_update();
 	file_close();	/* before listing it: that takes a descriptor too */
 	list_file();
 	publish_segments();

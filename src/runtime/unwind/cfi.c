@@ -18,8 +18,8 @@
 #include <errno.h>
 #include <link.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include "unwind/table.h"
 
 #if defined(__x86_64__)
@@ -462,12 +462,6 @@ static bool parse_fde(struct build *b, const uint8_t *fde, const uint8_t *eh_lo,
 	return true;
 }
 
-static void *map(size_t n)
-{
-	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 int unwind_table_build(uintptr_t bias, const void *phdrs, unsigned phnum, const char *name,
 		       struct unwind_object *out, struct unwind_build_stats *st)
 {
@@ -516,11 +510,12 @@ int unwind_table_build(uintptr_t bias, const void *phdrs, unsigned phnum, const 
 	b.cap = (size_t)(seg_hi - eh) + 2 * nfde + 2;
 	size_t scratch = b.cap * (sizeof *b.row_pc + sizeof *b.row_rule) + MAX_RULES * sizeof *b.rules
 			 + HASH_SLOTS * sizeof *b.hash;
-	uint8_t *mem = map(scratch);
+	uint8_t *mem = malloc(scratch);	/* reused by the next build, unlike a mapping */
 	if (!mem)
 		return -1;
 	b.rules = (struct unwind_rule *)mem;
 	b.hash = (int32_t *)(mem + MAX_RULES * sizeof *b.rules);
+	memset(b.hash, 0, HASH_SLOTS * sizeof *b.hash);
 	b.row_pc = (uint32_t *)((uint8_t *)b.hash + HASH_SLOTS * sizeof *b.hash);
 	b.row_rule = (uint16_t *)(b.row_pc + b.cap);
 	struct unwind_rule none;
@@ -537,9 +532,12 @@ int unwind_table_build(uintptr_t bias, const void *phdrs, unsigned phnum, const 
 		}
 	}
 	size_t bytes = b.nrows * (sizeof *b.row_pc + sizeof *b.row_rule) + b.nrules * sizeof *b.rules;
-	uint8_t *final = b.nrows ? map(bytes + 8) : NULL;
+	/* From malloc, not a mapping of its own: a table built after a
+	 * dlopen must not take the hole a dlclose leaves, or the library
+	 * opened again lands elsewhere every time. */
+	uint8_t *final = b.nrows ? malloc(bytes + 8) : NULL;
 	if (b.nrows && !final) {
-		munmap(mem, scratch);
+		free(mem);
 		return -1;
 	}
 	if (final) {
@@ -549,13 +547,12 @@ int unwind_table_build(uintptr_t bias, const void *phdrs, unsigned phnum, const 
 		memcpy(rp, b.row_pc, b.nrows * sizeof *rp);
 		memcpy(rr, b.rules, b.nrules * sizeof *rr);
 		memcpy(ri, b.row_rule, b.nrows * sizeof *ri);
-		mprotect(final, bytes + 8, PROT_READ);
 		out->row_pc = rp;
 		out->rules = rr;
 		out->row_rule = ri;
 		out->hi = b.lo + rp[b.nrows - 1] + 1;
 	}
-	munmap(mem, scratch);
+	free(mem);
 	out->lo = b.lo;
 	out->nrows = (uint32_t)b.nrows;
 	out->nrules = b.nrules;
@@ -579,8 +576,7 @@ int unwind_table_build(uintptr_t bias, const void *phdrs, unsigned phnum, const 
 
 void unwind_table_free(struct unwind_object *obj)
 {
-	if (obj->row_pc)
-		munmap((void *)obj->row_pc, obj->bytes + 8);
+	free((void *)obj->row_pc);
 	obj->row_pc = NULL;
 }
 

@@ -5,9 +5,18 @@
  * unwind_tables_update() runs outside signal handlers (dl_iterate_phdr
  * takes the loader lock) and is serialised by a mutex.  The lookups,
  * unwind_tables_get, unwind_set_find and unwind_object_rule, are
- * async-signal-safe and lock-free: they read immutable memory, and a
- * replaced set is only retired (kept on a list) until
- * unwind_tables_release() at session end.
+ * async-signal-safe and lock-free: they read immutable memory.
+ *
+ * A replaced set is freed, with the tables of the objects gone, once no
+ * walk can be reading it: walks announce themselves on the counter of
+ * the current epoch (unwind_read_enter), and an update publishes the new
+ * set, moves the epoch and waits for the old epoch's walks, which are
+ * short and never block.  A program that dlopens and dlcloses in a loop
+ * would otherwise keep every set it ever had.  The wait is bounded: a
+ * walk abandoned for good (a handler of the program that jumped out of
+ * ours) turns freeing off, and sets are kept from then on.  Sets and
+ * tables come from malloc, so they never take the address range a
+ * dlclose frees, where the library opened again would have gone.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +25,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <time.h>
 #include "unwind/table.h"
 
 static _Atomic(struct unwind_set *) current;
@@ -24,6 +35,9 @@ static pthread_mutex_t update_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long seen_adds, seen_subs;
 static bool seen_any;
 static struct unwind_build_stats build_stats;
+static atomic_uint epoch;
+static atomic_uint walkers[2];
+static bool keep_sets;		/* a wait timed out: sets are no longer freed */
 
 enum { MAX_OBJECTS = 1024 };
 
@@ -113,13 +127,64 @@ static size_t set_bytes(uint32_t n)
 	return sizeof(struct unwind_set) + n * (sizeof(struct unwind_object) + sizeof(bool));
 }
 
+unsigned unwind_read_enter(void)
+{
+	for (;;) {
+		unsigned e = atomic_load(&epoch);
+		atomic_fetch_add(&walkers[e & 1], 1);
+		if (atomic_load(&epoch) == e)
+			return e;
+		atomic_fetch_sub(&walkers[e & 1], 1);
+	}
+}
+
+void unwind_read_leave(unsigned token)
+{
+	atomic_fetch_sub(&walkers[token & 1], 1);
+}
+
+/* Move the epoch and wait, at most 100 ms, until no walk that may have
+   seen the set before is left: true if none is. */
+static bool wait_for_walks(void)
+{
+	unsigned e = atomic_fetch_add(&epoch, 1) & 1;
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (unsigned spins = 0; atomic_load(&walkers[e]); spins++) {
+		if (spins % 64 == 63) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec)
+			    > 100000000L)
+				return false;
+		}
+		sched_yield();
+	}
+	return true;
+}
+
+/* Free old, and those of its tables that set does not have. */
+static void free_set(struct unwind_set *old, const struct unwind_set *set)
+{
+	const bool *owned = old->owned;
+	for (uint32_t i = 0; i < old->nobjects; i++) {
+		if (!owned[i])
+			continue;
+		bool kept = false;
+		for (uint32_t k = 0; set && k < set->nobjects && !kept; k++)
+			kept = set->objects[k].row_pc == old->objects[i].row_pc;
+		if (!kept)
+			unwind_table_free((struct unwind_object *)&old->objects[i]);
+	}
+	free(old);
+}
+
 int unwind_tables_update(void)
 {
 	pthread_mutex_lock(&update_lock);
 	struct unwind_set *old = atomic_load_explicit(&current, memory_order_acquire);
 	size_t scratch = set_bytes(MAX_OBJECTS);
-	void *mem = mmap(NULL, scratch, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED) {
+	void *mem = malloc(scratch);
+	if (!mem) {
 		pthread_mutex_unlock(&update_lock);
 		return -1;
 	}
@@ -128,18 +193,17 @@ int unwind_tables_update(void)
 	s.built = (bool *)(s.objs + MAX_OBJECTS);
 	dl_iterate_phdr(each_object, &s);
 	if (s.unchanged) {
-		munmap(mem, scratch);
+		free(mem);
 		pthread_mutex_unlock(&update_lock);
 		return 0;
 	}
 	sort_objects(s.objs, s.built, s.n);
-	struct unwind_set *set = mmap(NULL, set_bytes(s.n), PROT_READ | PROT_WRITE,
-				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (set == MAP_FAILED) {
+	struct unwind_set *set = malloc(set_bytes(s.n));
+	if (!set) {
 		for (uint32_t i = 0; i < s.n; i++)
 			if (s.built[i])
 				unwind_table_free(&s.objs[i]);
-		munmap(mem, scratch);
+		free(mem);
 		pthread_mutex_unlock(&update_lock);
 		return -1;
 	}
@@ -151,11 +215,27 @@ int unwind_tables_update(void)
 	set->objects = objs;
 	set->owned = owned;
 	set->older = old;
-	munmap(mem, scratch);
+	free(mem);
 	seen_adds = s.adds;
 	seen_subs = s.subs;
 	seen_any = true;
-	atomic_store_explicit(&current, set, memory_order_release);
+	if (!keep_sets) {
+		/* The new set owns every table it has: the old one goes. */
+		memset(owned, 1, s.n * sizeof *owned);
+		set->older = NULL;
+	}
+	atomic_store_explicit(&current, set, memory_order_seq_cst);
+	if (old && !keep_sets) {
+		if (wait_for_walks())
+			free_set(old, set);
+		else {
+			/* From now on as if sets were never freed: each owns
+			   the tables it built, and keeps the ones before. */
+			keep_sets = true;
+			memcpy(owned, s.built, s.n * sizeof *owned);
+			set->older = old;
+		}
+	}
 	pthread_mutex_unlock(&update_lock);
 	if (s.error) {
 		errno = s.error;
@@ -220,7 +300,7 @@ void unwind_tables_release(void)
 		for (uint32_t i = 0; i < set->nobjects; i++)
 			if (owned[i])
 				unwind_table_free((struct unwind_object *)&set->objects[i]);
-		munmap(set, set_bytes(set->nobjects));
+		free(set);
 		set = older;
 	}
 	seen_any = false;

@@ -4,8 +4,8 @@
  * unwind_tables_update() builds them outside signal handlers (it calls
  * dl_iterate_phdr, which takes the loader lock); unwind_tables_get() and
  * unwind_table_find() are async-signal-safe and lock-free: a reader sees
- * one immutable set through one atomic pointer, and no set is freed
- * before unwind_tables_release() at session end.
+ * one immutable set through one atomic pointer, and a replaced set is
+ * freed only once no walk can be reading it (unwind_read_enter).
  */
 #ifndef PROFIL_UNWIND_TABLE_H
 #define PROFIL_UNWIND_TABLE_H
@@ -67,6 +67,14 @@ struct unwind_build_stats;
 int unwind_table_build(uintptr_t bias, const void *phdr, unsigned phnum, const char *name,
 		       struct unwind_object *out, struct unwind_build_stats *st);
 void unwind_table_free(struct unwind_object *obj);
+
+/*
+ * A walk reads the set between these two (unwind_walk does): an update
+ * frees a replaced set only once the walks that may have seen it have
+ * left.  Async-signal-safe and lock-free.
+ */
+unsigned unwind_read_enter(void);
+void unwind_read_leave(unsigned token);
 
 /* The current set or NULL.  Async-signal-safe. */
 const struct unwind_set *unwind_tables_get(void);

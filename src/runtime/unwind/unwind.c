@@ -4,8 +4,9 @@
  *
  * Async-signal-safe and lock-free: no allocation, no lock, no loader
  * call; the tables are immutable and never freed while a walk can run
- * (table.c).  The shared counters are touched once per walk, not per
- * frame: they bounce between cores.
+ * (table.c: a walk is announced with unwind_read_enter).  The shared
+ * counters are touched once per walk, not per frame: they bounce
+ * between cores.
  */
 #define _GNU_SOURCE
 #include <stdatomic.h>
@@ -55,8 +56,10 @@ static enum unwind_stop signal_frame(const struct unwind_mem *m, uintptr_t *ip, 
 int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, uintptr_t *pcs,
 		int max, enum unwind_stop *stop)
 {
+	unsigned token = unwind_read_enter();
 	const struct unwind_set *set = unwind_tables_get();
 	uintptr_t ip = regs->ip, sp = regs->sp, bp = regs->bp;
+	struct unwind_mem m = *mem;
 	enum unwind_stop why;
 	/* The sampled pc and an interrupted pc are where execution is; a
 	 * return address is one past the call, which may be the last
@@ -84,9 +87,16 @@ int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, ui
 			why = UNWIND_COMPLETE;
 			goto out;
 		case UNWIND_RULE_SIGNAL:
-			why = signal_frame(mem, &ip, &sp, &bp);
+			why = signal_frame(&m, &ip, &sp, &bp);
 			if (why != UNWIND_STOP_COUNT)
 				goto out;
+			if (!m.copy) {
+				/* A handler on an alternate stack: the interrupted
+				 * frames are on another stack, bounded the same way. */
+				uintptr_t span = mem->hi - mem->lo;
+				m.lo = sp;
+				m.hi = sp < UINTPTR_MAX - span ? sp + span : UINTPTR_MAX;
+			}
 			exact = true;
 			continue;
 		case UNWIND_RULE_RSP:
@@ -110,13 +120,13 @@ int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, ui
 			/* An epilogue pops rbp without a .cfi_restore: a slot below
 			 * sp is gone, and rbp already holds the caller's value. */
 			uintptr_t slot = cfa + (intptr_t)r->rbp_off;
-			if (slot >= sp && !load(mem, slot, &bp)) {
+			if (slot >= sp && !load(&m, slot, &bp)) {
 				why = UNWIND_BAD_READ;
 				break;
 			}
 		}
 		uintptr_t ra;
-		if (!load(mem, cfa - 8, &ra)) {
+		if (!load(&m, cfa - 8, &ra)) {
 			why = UNWIND_BAD_READ;
 			break;
 		}
@@ -125,6 +135,7 @@ int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, ui
 		exact = false;
 	}
 out:
+	unwind_read_leave(token);
 	atomic_fetch_add_explicit(&stop_counts[why], 1, memory_order_relaxed);
 	*stop = why;
 	return n;

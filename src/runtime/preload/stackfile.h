@@ -1,0 +1,48 @@
+/*
+ * stackfile.h - the extension page and stack table of profil run's file
+ * (profil(5) version 4): sized, laid out and published here, so that
+ * preload.c only says where in the file they go.
+ */
+#ifndef PROFIL_STACKFILE_H
+#define PROFIL_STACKFILE_H
+
+#include <stdint.h>
+
+#include "../../format/profile.h"
+#include "sinks/reserve.h"
+#include "sinks/stack_table.h"
+
+/* Sizes, from PROFIL_RUN_STACK_SLOTS and PROFIL_RUN_STACK_FRAMES. */
+struct stackfile_conf {
+	unsigned depth;		/* frames a stack keeps; 0: no stacks */
+	uint64_t slots;		/* a power of two */
+	uint64_t frames;
+};
+
+struct stackfile {
+	struct profile_ext *ext;	/* the page, mapped shared */
+	uint64_t size;			/* bytes mapped: the page and the tables */
+	struct page_reserve reserve;
+	struct stack_table table;
+};
+
+/* The sizes for a session whose stacks are depth frames deep (0: off). */
+void stackfile_conf(unsigned depth, struct stackfile_conf *c);
+
+/* Bytes the page and its tables take in the file. */
+uint64_t stackfile_size(const struct stackfile_conf *c);
+
+/*
+ * Map the page at byte at of fd (written already, the rest of size
+ * bytes sparse) and lay it out for c.  Returns a new stackfile, or NULL
+ * (errno).  Not in a signal handler.
+ */
+struct stackfile *stackfile_map(int fd, uint64_t at, const struct stackfile_conf *c);
+
+/* Copy the counts into the page.  Async-signal-safe: stores only. */
+void stackfile_publish(struct stackfile *sf);
+
+/* Unmap and free (or NULL): only when no sink set points at it. */
+void stackfile_free(struct stackfile *sf);
+
+#endif
