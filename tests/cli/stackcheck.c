@@ -138,10 +138,11 @@ int main(int argc, char **argv)
 				thr[1] += s->count;
 		}
 		if (!strcmp(leaf, "cmp_work")) {
-			/* cmp_work, libc's qsort frames, then sort_work */
+			/* cmp_work, qsort's frames (libc's, or ASan's
+			   interceptor's), then sort_work */
 			cmp[0] += s->count;
 			unsigned k = 1;
-			while (k < s->depth && strstr(names[k], "libc.so"))
+			while (k < s->depth && !is_main(names[k]))
 				k++;
 			if (k > 1 && k < s->depth && !strcmp(names[k], "sort_work"))
 				cmp[1] += s->count;

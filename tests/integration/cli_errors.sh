@@ -59,6 +59,10 @@ expect "statistics that do not add up" "stats.prof: statistics do not add up" "$
 # The first segment comes after the thread table (threads_size at 176)
 # and the outside table (outside_pcs at 4064, 16 bytes a slot).
 seg=$((4096 + $(od -An -tu8 -j176 -N8 good.prof) + 16 * $(od -An -tu8 -j4064 -N8 good.prof)))
+# Version 4: the extension page (ext_at at 200) and its stack table
+# (the page's first field, size) come before it.
+ext=$(od -An -tu8 -j200 -N8 good.prof)
+[ "$ext" -eq 0 ] || seg=$((ext + $(od -An -tu8 -j"$ext" -N8 good.prof)))
 # A counter raised: the counters no longer hold what the header says.
 cp good.prof counts.prof; poke counts.prof $((seg + 4104)) '\001\001\001\001'
 expect "counts that do not add up" "counts.prof: counts do not add up" "$profil" report counts.prof

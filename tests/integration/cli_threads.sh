@@ -21,8 +21,9 @@ col() { awk -F, -v n="$2" -v f="$3" 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] =
 	NR > 1 && $5 == n { print $c[f]; exit }' "$1"; }
 # sum CSV: the samples of every row.
 sum() { awk -F, 'NR > 1 { s += $3 } END { print s + 0 }' "$1"; }
-# json FILE KEY: a number of report --format json's header (before the rows).
-json() { sed 's/"rows":.*//' "$1" | grep -o "\"$2\":[0-9]*" | cut -d: -f2; }
+# json FILE KEY: a number of report --format json's header (before the rows;
+# the first: the stacks object has samples too).
+json() { sed 's/"rows":.*//' "$1" | grep -o "\"$2\":[0-9]*" | head -n 1 | cut -d: -f2; }
 
 backends=timer
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)

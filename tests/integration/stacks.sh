@@ -43,7 +43,9 @@ for mode in garbage ucontext altstack dlopen vfork; do
 	[ "${kept:-0}" -gt 0 ] || no "$mode: no stack kept"
 done
 # A handler on the program's small alternate stack is walked through to
-# the interrupted frames on the thread's own stack.
-awk '$1 == "complete" && $3 + 0 >= 99.5 { ok = 1 } END { exit !ok }' altstack.txt \
+# the interrupted frames on the thread's own stack (the samples left
+# with their pc alone for want of room there, as under ASan's larger
+# frames, aside).
+awk '$1 == "complete" || $1 == "no-room" { p += $3 } END { exit !(p >= 99.5) }' altstack.txt \
 	|| { cat altstack.txt; no "altstack: stacks through the signal frame not complete"; }
 exit $fail

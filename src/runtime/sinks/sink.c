@@ -246,9 +246,13 @@ broken:
 	atomic_store_explicit(&outside_broken, 1, memory_order_relaxed);
 }
 
+/* in_region (if not NULL): set to 1 when the samples went to a region,
+   to 0 when they were outside every one. */
 static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
-				 uint32_t weight, struct thread_ref *who)
+				 uint32_t weight, struct thread_ref *who, int *in_region)
 {
+	if (in_region)
+		*in_region = 1;
 	const struct region *overflow = NULL;
 	for (unsigned i = 0; i < set->nregions; i++) {
 		const struct region *r = &set->regions[i];
@@ -270,6 +274,8 @@ static enum sink_result count_in(const struct sink_set *set, uintptr_t pc,
 	}
 	if (overflow)
 		return add_to(set, overflow, 0, weight, who);
+	if (in_region)
+		*in_region = 0;
 	if (set->outside)
 		keep_outside(set, pc, weight, 0);
 	stats_add(&stats.outside, weight);
@@ -303,7 +309,7 @@ void sinks_leave(unsigned token)
 enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *who)
 {
 	const struct sink_set *set = atomic_load(&current);
-	return set ? count_in(set, pc, weight, who) : SINK_NONE;
+	return set ? count_in(set, pc, weight, who, NULL) : SINK_NONE;
 }
 
 enum sink_result sinks_count_stack(const uintptr_t *pcs, unsigned n, unsigned stop,
@@ -312,11 +318,12 @@ enum sink_result sinks_count_stack(const uintptr_t *pcs, unsigned n, unsigned st
 	const struct sink_set *set = atomic_load(&current);
 	if (!set)
 		return SINK_NONE;
-	enum sink_result r = count_in(set, pcs[0], weight, who);
-	if (r != SINK_OK || !set->stacks)
+	int in_region;
+	enum sink_result r = count_in(set, pcs[0], weight, who, &in_region);
+	/* Only the samples counted in a histogram (profil(5): the slots
+	   add up to what was counted); outside ones are at their pc alone. */
+	if (r != SINK_OK || !set->stacks || !in_region)
 		return r;
-	/* A sample outside every region was not counted into its thread's
-	   entry: looked up here, so that per-thread views keep its stack. */
 	int32_t entry = set->threads && who ? threadtab_entry(set->threads, who) : 0;
 	stacktab_add(set->stacks, entry > 0 ? (uint32_t)entry : 0, pcs, n, stop, weight, system);
 	return r;

@@ -119,8 +119,8 @@ enum sink_result { SINK_OK, SINK_FAULT, SINK_NONE };
 enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *who);
 
 /*
- * sinks_count(pcs[0], weight, who), and if it took the samples and the
- * set has a stack table, the stack pcs[0..n) (innermost first, the walk
+ * sinks_count(pcs[0], weight, who), and if it counted the samples in a
+ * histogram and the set has a stack table, the stack pcs[0..n) (innermost first, the walk
  * ended for reason stop, enum profile_stop) stored there with system of
  * them for kernel time.  Call between sinks_enter() and sinks_leave().
  * Async-signal-safe and lock-free.
