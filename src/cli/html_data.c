@@ -30,7 +30,7 @@
 #include "stacks.h"
 
 #define MAX_DISASM 40			/* functions disassembled per process */
-#define MAX_OBJDUMP 60			/* objdump runs per page */
+#define MAX_OBJDUMP MAX_DISASM		/* objdump runs per page: the view of all processes has its hottest */
 #define MAX_SOURCE (8u << 20)		/* bytes of source text in a page */
 #define MAX_SOURCE_LINES 100000		/* lines asked for, hottest functions first */
 #define CONTEXT 4			/* source lines embedded around a hot one:
