@@ -1,5 +1,5 @@
 /*
- * Parsing PROFIL_HZ and PROFIL_BACKEND, and the writability check that
+ * Parsing PROFIL_HZ, PROFIL_BACKEND and PROFIL_STACK_COPY, and the writability check that
  * makes profil() answer EFAULT.
  */
 #include <setjmp.h>
@@ -56,6 +56,27 @@ static void test_backend(void **state)
 }
 
 static const char read_only[64] = "in .rodata";
+
+static void test_stack_copy(void **state)
+{
+	(void)state;
+	static const struct { const char *text; unsigned bytes; } good[] = {
+		{ "8", 8 }, { "4096", 4096 }, { "8192", 8192 }, { "65528", 65528 },
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		unsigned bytes = 0;
+		assert_true(env_parse_stack_copy(good[i].text, &bytes));
+		assert_int_equal(bytes, good[i].bytes);
+	}
+	static const char *const bad[] = {
+		"", "0", "4", "12", "65536", "-8", " 8", "+8", "8k", "8.0", "99999999999999999999",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		unsigned bytes = 7;
+		assert_false(env_parse_stack_copy(bad[i], &bytes));
+		assert_int_equal(bytes, 7);
+	}
+}
 
 static void test_writable(void **state)
 {
@@ -121,6 +142,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_hz),
 		cmocka_unit_test(test_backend),
+		cmocka_unit_test(test_stack_copy),
 		cmocka_unit_test(test_writable),
 		cmocka_unit_test(test_outname),
 	};

@@ -44,6 +44,19 @@
  * Samples the kernel drops (PERF_RECORD_LOST) or does not take while it
  * throttles the event are counted as lost.
  *
+ * Stacks (SPEC section 10): when the sampler wants them as a thread is
+ * armed, its event also records the user registers the walk starts from
+ * (PERF_SAMPLE_REGS_USER) and a copy of the top of the user stack
+ * (PERF_SAMPLE_STACK_USER, 8 KiB or PROFIL_STACK_COPY), and the drain
+ * walks each copy (unwind_walk's copy mode: nothing outside the copy is
+ * read, so no read can fault).  A walk that runs past a full copy stops
+ * as PROFILE_STOP_COPY.  Such records are ~500 times an ip's 16 bytes:
+ * the rings are sized in records, and a thread whose ring does not fit
+ * the locked-memory budget falls back to a timer, which walks the stack
+ * in its handler.  The walk's pcs and a copy that wraps around the end
+ * of the ring go to the ring's scratch buffer, never to the drainer's
+ * stack (a handler's, maybe small); only the ring's claimant uses it.
+ *
  * drain_hook, flush_now and what they call are async-signal-safe and
  * lock-free: system calls through syscall() (no cancellation point), no
  * allocation.  The other hooks run under the sampler's lock, possibly in
@@ -69,12 +82,33 @@
 #include "backend/backend.h"
 #include "core/fds.h"
 #include "backend/perf_ring.h"
+#include "core/env.h"
 #include "core/sampler.h"
 #include "core/stats.h"
+#include "unwind/unwind.h"
+#include "../../format/profile.h"
 
 #define RING_PAGES 8		/* data pages: 2048 samples, 100 ms at 20 kHz */
 #define MAX_RINGS (1u << 15)	/* more threads at once fall back to timers */
 #define RECORD_BYTES 16		/* a sample: header and ip */
+#define STACK_PAGES_MAX 512	/* 2 MiB: past it, a timer */
+
+/*
+ * The user registers a walk starts from, by their bit in
+ * sample_regs_user (asm/perf_regs.h); a record has them in bit order.
+ */
+#if defined(__x86_64__)
+#define REGS_ABI PERF_SAMPLE_REGS_ABI_64
+#define REGS_MASK ((1ull << 6) | (1ull << 7) | (1ull << 8))	/* bp, sp, ip */
+#define NREGS 3
+#elif defined(__aarch64__)
+#define REGS_ABI PERF_SAMPLE_REGS_ABI_64
+#define REGS_MASK ((1ull << 29) | (1ull << 30) | (1ull << 31) | (1ull << 32))	/* x29, lr, sp, pc */
+#define NREGS 4
+#else
+#define REGS_MASK 0ull	/* no walk: stacks of the sampled pc alone */
+#define NREGS 0
+#endif
 
 struct ring {
 	_Atomic int live;	/* mapped, and drained by whoever claims it */
@@ -85,6 +119,10 @@ struct ring {
 	uint64_t got;		/* samples of the ring the sampler took */
 	int reckon;		/* owed samples can be reckoned (one period) */
 	uint64_t cpu0;		/* the thread's CPU time when armed */
+	uint64_t record_bytes;	/* of a sample, for the drain interval */
+	uintptr_t *pcs;		/* scratch: a walk's pcs, then the copy
+				   buffer (r.scratch); NULL without stacks */
+	size_t scratch_size;
 	int has_system_timer;
 	struct thread_slot system_timer;	/* drains it, charges kernel time */
 	size_t map_size;
@@ -102,6 +140,8 @@ static int system_blind;	/* a thread has no system-time timer */
 static int sees_system;		/* the session gives threads such timers;
 				   kept after close, for the final figures */
 static size_t page_size;
+static unsigned stack_copy;	/* bytes of stack a sample copies, when
+				   stacks are on; 0: the kernel refused */
 static dev_t anon_dev;		/* the anonymous inode events live on */
 static ino_t anon_ino;
 
@@ -115,7 +155,14 @@ static pid_t sys_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-static int event_open(pid_t tid, unsigned pages, int disabled)
+/* A sample's bytes in the ring: header, ip, and with stacks abi,
+   registers, size, the copy and dyn_size. */
+static uint64_t record_bytes(int stacks)
+{
+	return stacks ? RECORD_BYTES + 8 + NREGS * 8 + 8 + stack_copy + 8 : RECORD_BYTES;
+}
+
+static int event_open(pid_t tid, unsigned pages, int disabled, int stacks)
 {
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof attr);
@@ -124,6 +171,11 @@ static int event_open(pid_t tid, unsigned pages, int disabled)
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	attr.sample_period = atomic_load(&period_ns);
 	attr.sample_type = PERF_SAMPLE_IP;
+	if (stacks) {
+		attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		attr.sample_regs_user = REGS_MASK;
+		attr.sample_stack_user = stack_copy;
+	}
 	attr.disabled = disabled;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
@@ -157,22 +209,102 @@ enum { BATCH = 32 };
 struct batch {
 	struct ring *ring;
 	size_t n;
+	uint64_t stacked;	/* samples with stacks taken since the last batch */
 	uintptr_t pcs[BATCH];
 };
 
 static void take_batch(struct batch *b)
 {
 	struct ring *ring = b->ring;
-	uint64_t taken = sampler_take_batch(session, ring->tid, b->pcs, b->n, stop_ring, ring);
+	uint64_t taken = b->n ? sampler_take_batch(session, ring->tid, b->pcs, b->n, stop_ring, ring)
+			      : 0;
+	taken += b->stacked;
 	ring->got += taken;
 	if (ring->has_system_timer)
 		timer_system_user(&ring->system_timer, taken);
 	b->n = 0;
+	b->stacked = 0;
+}
+
+/* The registers a walk starts from; -1 if the record has none. */
+static int regs_of(const struct ring_sample *s, struct unwind_regs *regs)
+{
+#if NREGS
+	if (s->abi != REGS_ABI)
+		return -1;
+	regs->ip = (uintptr_t)s->ip;	/* the flat profile's pc */
+#if defined(__x86_64__)
+	regs->bp = (uintptr_t)s->regs[0];
+	regs->sp = (uintptr_t)s->regs[1];
+#else
+	regs->bp = (uintptr_t)s->regs[0];	/* x29 */
+	regs->sp = (uintptr_t)s->regs[2];
+#endif
+	return 0;
+#else
+	(void)s;
+	(void)regs;
+	return -1;
+#endif
+}
+
+static unsigned profile_stop_of(enum unwind_stop why, int cut)
+{
+	switch (why) {
+	case UNWIND_COMPLETE:
+		return PROFILE_STOP_COMPLETE;
+	case UNWIND_NO_OBJECT:
+		return PROFILE_STOP_NO_OBJECT;
+	case UNWIND_BAD_READ:
+		/* Every read is in the copy: one past a copy the kernel cut
+		   is a stack that went on; past a shorter one, the end of
+		   the mapped stack was reached (garbage registers). */
+		return cut ? PROFILE_STOP_COPY : PROFILE_STOP_BAD_READ;
+	case UNWIND_DEPTH:
+		return PROFILE_STOP_DEPTH;
+	case UNWIND_CFA_NOT_INCREASING:
+		return PROFILE_STOP_NOT_INCREASING;
+	default:
+		return PROFILE_STOP_NO_CFI;
+	}
+}
+
+/*
+ * Walk the sample's copy of the stack.  A sample without registers or
+ * copy (a kernel thread's, or a copy the ring could not hold) is its pc
+ * alone, stopped as COPY: there was no copy to walk.
+ */
+static void take_stack(struct batch *b, const struct ring_sample *s, unsigned depth)
+{
+	struct ring *ring = b->ring;
+	uintptr_t *pcs = ring->pcs;
+	unsigned n = 1, stop = PROFILE_STOP_COPY;
+	struct unwind_regs regs;
+	pcs[0] = (uintptr_t)s->ip;
+	if (s->stack && regs_of(s, &regs) == 0) {
+		struct unwind_mem mem = { .lo = regs.sp, .hi = regs.sp + s->stack_size,
+					  .copy = s->stack };
+		enum unwind_stop why;
+		int got = unwind_walk(&regs, &mem, pcs,
+				      depth < UNWIND_MAX_DEPTH ? (int)depth : UNWIND_MAX_DEPTH, &why);
+		if (got > 0) {
+			n = (unsigned)got;
+			stop = profile_stop_of(why, s->stack_cut);
+		}
+	}
+	if (sampler_take_stack(session, ring->tid, pcs, n, stop, 1, 0, NULL, stop_ring, ring)
+	    == TAKE_OK)
+		b->stacked++;
 }
 
 static void take(void *arg, const struct ring_sample *s)
 {
 	struct batch *b = arg;
+	unsigned depth;
+	if (b->ring->pcs && (depth = sampler_stack_depth()) > 0) {
+		take_stack(b, s, depth);
+		return;
+	}
 	b->pcs[b->n++] = (uintptr_t)s->ip;
 	if (b->n == BATCH)
 		take_batch(b);
@@ -182,7 +314,7 @@ static void take(void *arg, const struct ring_sample *s)
 static void drain_one(struct ring *ring)
 {
 	struct ring_drained d;
-	struct batch b = { .ring = ring, .n = 0 };
+	struct batch b = { .ring = ring, .n = 0, .stacked = 0 };
 	ring_drain(&ring->r, atomic_load(&period_ns), take, &b, &d);
 	take_batch(&b);
 	if (d.lost && sampler_lost(session, d.lost)) {
@@ -287,10 +419,19 @@ static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system)
 	return due > got ? due - got : 0;
 }
 
+static void scratch_free(struct ring *ring)
+{
+	if (ring->pcs)
+		munmap(ring->pcs, ring->scratch_size);
+	ring->pcs = NULL;
+	ring->r.scratch = NULL;
+}
+
 /* Unmap and close; a descriptor the program took over is left to it. */
 static void release(struct ring *ring, int mine)
 {
 	munmap(ring->r.meta, ring->map_size);
+	scratch_free(ring);
 	if (mine)
 		sys_close(ring->fd);
 	ring->fd = -1;
@@ -316,7 +457,14 @@ static int perf_open(unsigned hz, unsigned generation)
 	atomic_store(&period_ns, 1000000000u / hz);
 	/* Is it allowed here?  (perf_event_paranoid, seccomp, no kernel
 	   support all refuse the first event.) */
-	int fd = event_open(0, RING_PAGES, 1);
+	stack_copy = env_stack_copy();
+	int fd = event_open(0, RING_PAGES, 1, sampler_stack_depth() > 0);
+	if (fd < 0 && errno == EINVAL && sampler_stack_depth() > 0) {
+		/* No user registers or stack copies on this kernel or
+		   machine: stacks of the sampled pc alone. */
+		stack_copy = 0;
+		fd = event_open(0, RING_PAGES, 1, 0);
+	}
 	if (fd < 0)
 		return -errno;
 	struct stat st;
@@ -336,6 +484,7 @@ static int perf_open(unsigned hz, unsigned generation)
 	if (!timer_opened && backend_timer.open(hz, generation) == 0)
 		timer_opened = 1;
 	sees_system = timer_opened && sampler_system_time();
+	atomic_store(&stats.stack_copy, sampler_stack_depth() > 0 ? stack_copy : 0);
 	timer_set_drain(drain_hook);
 	return 0;
 }
@@ -370,16 +519,52 @@ static long free_entry(void)
 }
 
 /* The drain timer's interval: a quarter of the ring at the rate asked,
-   at most 10 ms (what the system-time charge wants). */
-static long drain_interval(uint64_t data_size)
+   at least a period, at most 10 ms (what the system-time charge wants). */
+static long drain_interval(uint64_t data_size, uint64_t record)
 {
-	uint64_t ns = data_size / RECORD_BYTES / 4 * atomic_load(&period_ns);
+	uint64_t periods = data_size / record / 4;
+	uint64_t ns = (periods ? periods : 1) * atomic_load(&period_ns);
 	return ns < 10000000u ? (long)ns : 10000000L;
+}
+
+/* The data pages (a power of two) that hold records samples with stacks. */
+static unsigned stack_pages(uint64_t records)
+{
+	uint64_t want = records * record_bytes(1);
+	unsigned pages = 1;
+	while ((uint64_t)pages * page_size < want && pages < STACK_PAGES_MAX)
+		pages <<= 1;
+	return pages;
+}
+
+/* The ring's scratch: a walk's pcs, then room for one copy. */
+static int scratch_alloc(struct ring *ring)
+{
+	size_t size = UNWIND_MAX_DEPTH * sizeof(uintptr_t) + stack_copy;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	ring->pcs = p;
+	ring->scratch_size = size;
+	ring->r.scratch = (unsigned char *)p + UNWIND_MAX_DEPTH * sizeof(uintptr_t);
+	return 0;
 }
 
 static int perf_arm(struct thread_slot *slot, pid_t tid)
 {
-	static const unsigned sizes[] = { RING_PAGES, 2, 1 };
+	/* Without stacks, 2048 records, then smaller rings.  With them,
+	   20 ms of samples and at least 24 (at 8 KiB and 1 kHz, 64 pages,
+	   drained every 7 samples; the drain timer fires on the kernel's
+	   tick, 4 ms, however soon it is asked), then 8; past the budget,
+	   a timer. */
+	int stacks = stack_copy && sampler_stack_depth() > 0;
+	unsigned sizes[3] = { RING_PAGES, 2, 1 };
+	if (stacks) {
+		uint64_t records = 20000000u / atomic_load(&period_ns);
+		sizes[0] = stack_pages(records > 24 ? records : 24);
+		sizes[1] = stack_pages(8);
+		sizes[2] = sizes[1];
+	}
 	int fd = -1, err = 0;
 	void *map = MAP_FAILED;
 	size_t map_size = 0;
@@ -387,7 +572,7 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 	uint64_t id = 0;
 	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
 		pages = sizes[k];
-		fd = event_open(tid, pages, 1);
+		fd = event_open(tid, pages, 1, stacks);
 		if (fd < 0) {
 			err = errno;
 			break;
@@ -411,6 +596,17 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 		return arm_fallback(slot, tid);
 	}
 	struct ring *ring = &rings[i];
+	ring->pcs = NULL;
+	ring->r.scratch = NULL;
+	if (stacks && scratch_alloc(ring) != 0) {
+		munmap(map, map_size);
+		sys_close(fd);
+		return arm_fallback(slot, tid);
+	}
+	ring->record_bytes = record_bytes(stacks);
+	ring->r.regs = stacks;
+	ring->r.nregs = stacks ? NREGS : 0;
+	ring->r.stack_bytes = stacks ? stack_copy : 0;
 	ring->fd = fd;
 	ring->tid = tid;
 	ring->id = id;
@@ -426,7 +622,7 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 	memset(&ring->system_timer, 0, sizeof ring->system_timer);
 	if (timer_opened
 	    && timer_arm_system(&ring->system_timer, tid, sampler_system_time(),
-				drain_interval(ring->r.data_size), i) == 0)
+				drain_interval(ring->r.data_size, ring->record_bytes), i) == 0)
 		ring->has_system_timer = 1;
 	if (!ring->has_system_timer)
 		system_blind = 1;
@@ -516,8 +712,10 @@ static void perf_forget(struct thread_slot *slot)
 		return;
 	}
 	struct ring *ring = &rings[slot->handle];
-	/* Timers are not inherited across fork: the child has none. */
+	/* Timers are not inherited across fork: the child has none.  The
+	   scratch is the child's copy. */
 	ring->has_system_timer = 0;
+	scratch_free(ring);
 	if (ours(ring))
 		sys_close(ring->fd);
 	ring->fd = -1;

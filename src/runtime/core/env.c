@@ -1,13 +1,16 @@
 /*
- * env.c - PROFIL_HZ, PROFIL_BACKEND, PROFIL_SYSTEM_TIME and PROFIL_STACKS.
+ * env.c - PROFIL_HZ, PROFIL_BACKEND, PROFIL_SYSTEM_TIME, PROFIL_STACKS and
+ * PROFIL_STACK_COPY.
  *
- * Read once, when the library is loaded.  A bad value never stops the
+ * Read once, when the library is loaded (the copy size when the perf
+ * backend first opens).  A bad value never stops the
  * program: it is reported on one line and the default is used.  Messages
  * are written with write(2), not stdio, so that the program's own buffers
  * are left alone.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,4 +99,34 @@ void env_read(struct env_settings *out)
 	if (stacks && !env_parse_stacks(stacks, &out->stacks))
 		env_complain("PROFIL_STACKS", stacks,
 			     "not 0 (off), 1 (on) or a depth from 2 to 1024", "1");
+}
+
+int env_parse_stack_copy(const char *text, unsigned *bytes)
+{
+	char *end;
+	if (!text || *text < '0' || *text > '9')
+		return 0;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (errno || *end != '\0' || v < 8 || v > PROFIL_STACK_COPY_MAX || v % 8)
+		return 0;
+	*bytes = (unsigned)v;
+	return 1;
+}
+
+unsigned env_stack_copy(void)
+{
+	/* Racing first calls parse alike; the complaint is said once. */
+	static _Atomic unsigned copy;
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	unsigned v = atomic_load(&copy);
+	if (v)
+		return v;
+	v = PROFIL_STACK_COPY_DEFAULT;
+	const char *text = getenv("PROFIL_STACK_COPY");
+	if (text && !env_parse_stack_copy(text, &v) && !atomic_flag_test_and_set(&said))
+		env_complain("PROFIL_STACK_COPY", text,
+			     "not a multiple of 8 from 8 to 65528 bytes", "8192");
+	atomic_store(&copy, v);
+	return v;
 }

@@ -28,6 +28,17 @@ int env_parse_backend(const char *text, int *backend);
    PROFIL_STACKS_MAX that depth; false if it is none of these. */
 int env_parse_stacks(const char *text, unsigned *depth);
 
+/*
+ * PROFIL_STACK_COPY: the bytes of stack the perf backend copies with each
+ * sample when stacks are on (PROFIL_STACK_COPY_DEFAULT unless set); read
+ * the first time, a bad value reported once.  Not from a signal handler.
+ */
+enum { PROFIL_STACK_COPY_DEFAULT = 8192, PROFIL_STACK_COPY_MAX = 65528 };
+unsigned env_stack_copy(void);
+
+/* Parse a copy size as PROFIL_STACK_COPY takes it; false if it is not one. */
+int env_parse_stack_copy(const char *text, unsigned *bytes);
+
 /* Write one line "libprofil: NAME=VALUE: PROBLEM; using USED" to stderr. */
 void env_complain(const char *name, const char *value, const char *problem,
 		  const char *used);

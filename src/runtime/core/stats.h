@@ -26,6 +26,10 @@ struct stats {
 	/* Stack walks of counted samples by why they ended (enum
 	   profile_stop): sampler_take_stack. */
 	atomic_uint_fast64_t stack_stop[16];
+	/* Bytes of stack the perf backend copies with each sample, set
+	   when it opens with stacks on (profile_ext.stack_copy); 0: walked
+	   in place.  Not a count: stats_reset() leaves it. */
+	atomic_uint stack_copy;
 };
 
 extern struct stats stats;

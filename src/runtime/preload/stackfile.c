@@ -115,6 +115,7 @@ void stackfile_publish(struct stackfile *sf)
 	}
 	for (int i = 0; i < PROFILE_STOP_COUNT; i++)
 		e->stop[i] = atomic_load_explicit(&stats.stack_stop[i], memory_order_relaxed);
+	e->stack_copy = atomic_load_explicit(&stats.stack_copy, memory_order_relaxed);
 }
 
 void stackfile_free(struct stackfile *sf)
