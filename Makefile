@@ -362,6 +362,7 @@ example: all
 bench: lib $(PROFIL)
 	@sh bench/run.sh $(B)
 	@sh bench/loops.sh $(B)
+	@sh bench/stacks.sh $(B)
 
 # The HTML page of a made-up profile of 100 000 functions and 1 000 000
 # addresses: its size, and chromium's time to show it.
