@@ -96,7 +96,8 @@ static size_t row_func(const struct stacks *s, const struct row *x)
 uint64_t *stacks_row_totals(const struct stacks *s, struct rows *r, int inlines)
 {
 	uint64_t *total = xmalloc((s->nfuncs + 1) * sizeof *total);
-	stacks_totals(s, total, NULL);
+	uint64_t *self = xmalloc((s->nfuncs + 1) * sizeof *self);
+	stacks_totals(s, total, self);
 	char *has_row = xmalloc(s->nfuncs + 1);
 	memset(has_row, 0, s->nfuncs + 1);
 	for (size_t i = 0; i < r->n; i++) {
@@ -118,11 +119,17 @@ uint64_t *stacks_row_totals(const struct stacks *s, struct rows *r, int inlines)
 		const struct stack_func *sf = &s->funcs[order[i]];
 		r->v[r->n++] = (struct row){ xstrdup(sf->name), NULL, sf->object, sf->start, 0, 0, 0, 0 };
 	}
+	/* A sample counted without a stack (the perf backend's kernel time,
+	   a walk that could not start) is a stack of its function alone:
+	   a total is never below the row's own samples. */
 	uint64_t *out = xmalloc((r->n + 1) * sizeof *out);
 	for (size_t i = 0; i < r->n; i++) {
 		size_t f = row_func(s, &r->v[i]);
-		out[i] = f == SIZE_MAX ? 0 : total[f];
+		uint64_t stacked = f == SIZE_MAX ? 0 : self[f];
+		out[i] = (f == SIZE_MAX ? 0 : total[f])
+			 + (r->v[i].count > stacked ? r->v[i].count - stacked : 0);
 	}
+	free(self);
 	free(order);
 	free(has_row);
 	free(total);

@@ -96,6 +96,17 @@ for be in $backends; do
 	grep -q '^stacks: ' "$be.txt" || no "$be: no stacks line in the header"
 	grep -q 'total%' "$be.txt" || no "$be: no total% column"
 
+	# A function's total is never below its own samples, also where
+	# samples have no stack: time in the kernel (reads of /dev/zero).
+	prun --backend "$be" -o "$be.sys.prof" dd if=/dev/zero of=/dev/null bs=64k count=200000 \
+		2>/dev/null || no "$be: run dd"
+	"$profil" report --format csv "$be.sys.prof" | awk -F, '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$col["total_samples"] + 0 < $col["samples"] + 0 {
+			print "not ok: '"$be"': " $col["function"] ": total " $col["total_samples"] \
+				" below its own " $col["samples"]; bad = 1 }
+		END { exit bad }' || fail=1
+
 	# The tree: main, then from_a and from_b under it, work_c under both.
 	"$profil" report --tree "$be.prof" > tree.txt || no "$be: --tree"
 	awk '$NF == "(calls)" && $(NF - 1) == "main" { m = 1 }
