@@ -15,6 +15,9 @@ void *xmalloc(size_t n);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 
+/* Print s as one CSV field on standard output, quoted if it must be. */
+void csv_field(const char *s);
+
 /*
  * A double as an integer, saturated (NaN as 0): a hostile file's
  * statistics can make any value, and a conversion out of range is

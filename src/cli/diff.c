@@ -126,21 +126,6 @@ static void match(struct diff *d, struct side *s)
 	qsort(d->v, d->n, sizeof *d->v, by_change);
 }
 
-static void csv_field(const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
 static int shown(const struct diff_row *r, double threshold)
 {
 	return r->share[0] >= threshold || r->share[1] >= threshold;

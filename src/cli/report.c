@@ -141,21 +141,6 @@ static void header(const struct model *m, double each)
 	putchar('\n');
 }
 
-static void csv_field(const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
 /* totals: the rows' inclusive samples, from the stacks, or NULL. */
 static void print_rows(const struct model *m, const struct rows *r, const struct options *opt,
 		       const uint64_t *totals)

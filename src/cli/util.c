@@ -1,6 +1,6 @@
 /*
- * util.c - what every part of the command uses: one-line errors and
- * allocation that exits instead of failing (cli.h).  Apart from main.c
+ * util.c - what every part of the command uses: one-line errors,
+ * allocation that exits instead of failing, CSV fields (cli.h).  Apart from main.c
  * so that the fuzz targets (tests/fuzz) link the command without its main.
  */
 #include <stdarg.h>
@@ -40,4 +40,20 @@ char *xstrdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	return memcpy(xmalloc(n), s, n);
+}
+
+/* A CSV field on standard output, quoted when it must be (RFC 4180). */
+void csv_field(const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
 }
