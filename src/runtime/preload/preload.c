@@ -46,6 +46,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -89,6 +90,7 @@ static uint32_t nfile;		/* segments in the file, system counts too */
 static uint64_t run_id;
 static pid_t owner;		/* the process the file is of */
 static atomic_int ending;	/* the end (end_once): 0; 1: being done; 2: done */
+static _Atomic pid_t ender;	/* the thread doing it */
 static _Atomic int64_t next_update_ns;
 
 /* The file's thread table, when it has one (table points at it). */
@@ -1150,7 +1152,9 @@ static void end_once(void)
 	if (!on || getpid() != owner)
 		return;
 	int idle = 0;
+	pid_t self = (pid_t)syscall(SYS_gettid);
 	if (atomic_compare_exchange_strong(&ending, &idle, 1)) {
+		atomic_store(&ender, self);
 		sampler_stop();
 		int cancel = lock_enter();
 		if (header && on)
@@ -1160,6 +1164,10 @@ static void end_once(void)
 		atomic_store(&ending, 2);
 		return;
 	}
+	/* Never for a frame of this thread's that a handler calling exit()
+	   interrupted: it cannot finish before this returns. */
+	if (atomic_load(&ender) == self)
+		return;
 	for (int i = 0; i < 2000 && atomic_load(&ending) != 2; i++)
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 }
