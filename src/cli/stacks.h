@@ -100,6 +100,10 @@ struct stack {
 	size_t depth;
 };
 
+/* The frame of a signal trampoline whose object names no symbol there:
+   the handler frames above it interrupted the frames below. */
+#define STACK_SIGNAL_NAME "[signal handler called]"
+
 struct stacks {
 	struct stack_func *funcs;
 	size_t nfuncs;
