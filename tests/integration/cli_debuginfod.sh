@@ -73,7 +73,10 @@ sa=$(share s.csv hot_a stripped)
 sb=$(share s.csv hot_b stripped)
 awk -v a="$sa" -v b="$sb" 'BEGIN { exit !(a > b && b > 15 && a + b > 90) }' \
 	|| no "through debuginfod: hot_a $sa%, hot_b $sb%: $(cat s.csv)"
-grep -q '+0x' s.csv && no "through debuginfod: a function still named by address: $(cat s.csv)"
+# The program's own rows (libc's internal functions in its stacks have
+# names only where libc6-dbg is installed).
+awk -F, 'NR > 1 && $5 ~ /\+0x/ && $6 ~ /\/stripped$/ { found = 1 } END { exit !found }' s.csv \
+	&& no "through debuginfod: a function still named by address: $(cat s.csv)"
 report c1 --lines s.prof > l.txt 2>&1 || no "report --lines with debuginfod: status $?"
 grep -Eq "/stripped\.c:$hot_line +hot_a \(stripped\)" l.txt \
 	|| no "through debuginfod: no line stripped.c:$hot_line of hot_a: $(cat l.txt)"

@@ -54,7 +54,10 @@ grep -Eq '^ *[0-9.]+% +[0-9]+ ' ann.txt || no "--annotate: no instruction with s
 prun -o g.prof ./stripped_g 60 > /dev/null 2>&1 || no "stripped_g: status $?"
 "$profil" report --format csv g.prof > g.csv || no "report -g build"
 grep -q ',hot_a,' g.csv || no "the -g build's hot_a not named: $(cat g.csv)"
-grep -q '+0x' g.csv && no "the -g build has a +0x row: $(cat g.csv)"
+# Its own rows: stacks pass through libc's internal functions, which
+# Debian's libc names only with libc6-dbg installed.
+awk -F, 'NR > 1 && $5 ~ /\+0x/ && $6 ~ /stripped_g$/ { found = 1 } END { exit !found }' g.csv \
+	&& no "the -g build has a +0x row: $(cat g.csv)"
 
 [ "$fail" -eq 0 ] && echo "stripped: hot_a $sa%, hot_b $sb%, [unknown] $unknown%"
 exit "$fail"
