@@ -53,9 +53,10 @@ static int main_text(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* A return address into f: the byte after its start, so that the
-   lookup at pc - 1 lands on the start. */
-#define IN(f) ((uint64_t)(uintptr_t)(f) + 1)
+/* A return address into f: past a five-byte call at its start.  Not
+   the byte after the start, which only a signal trampoline's unwind
+   entry gives (stacks.c names that frame [signal handler called]). */
+#define IN(f) ((uint64_t)(uintptr_t)(f) + 5)
 #define AT(f) ((uint64_t)(uintptr_t)(f))
 
 struct made {
