@@ -632,7 +632,7 @@ done:
 
 static const struct opt export_opts[] = {
 	{ "format", 'f', 'f', "FORMAT", "pprof, gmon (gprof) or folded (flame graphs)" },
-	{ "output", 'o', 'o', "FILE", "the file to write (never a profile or an input)" },
+	{ "output", 'o', 'o', "FILE", "the file to write (never a profile or an input; - for standard output)" },
 	{ "object", 'O', 'O', "NAME", "gmon: the object to export, by default the program" },
 	{ "exe", 'e', 'e', "PROGRAM", "the program profiled, if no longer where it was" },
 	{ "symfs", 0, 'S', "DIR", "look objects up under DIR first" },
@@ -641,6 +641,26 @@ static const struct opt export_opts[] = {
 	{ "help", 'h', 'h', NULL, "this list" },
 	{ NULL, 0, 0, NULL, NULL },
 };
+
+/* The spooled export to standard output. */
+static int copy_out(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		error_line("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	char buf[65536];
+	ssize_t n;
+	while ((n = read(fd, buf, sizeof buf)) > 0)
+		if (fwrite(buf, 1, (size_t)n, stdout) != (size_t)n)
+			break;
+	int bad = n != 0 || fflush(stdout) != 0;
+	if (bad)
+		error_line("-o -: cannot write to standard output: %s", strerror(errno));
+	close(fd);
+	return bad ? -1 : 0;
+}
 
 int cmd_export(int argc, char **argv)
 {
@@ -692,7 +712,23 @@ int cmd_export(int argc, char **argv)
 		free((void *)filter.tids);
 		return 1;
 	}
-	if (output_refused("-o", out, files, exe, NULL)) {
+	/* -o -: written whole to a file of our own first, as to any output,
+	   then copied out, so that a reader never sees half an export. */
+	char spool[PATH_MAX] = "";
+	if (strcmp(out, "-") == 0) {
+		const char *dir = getenv("TMPDIR");
+		snprintf(spool, sizeof spool, "%s/profil-export.XXXXXX", dir && *dir ? dir : "/tmp");
+		int fd = mkstemp(spool);
+		if (fd < 0) {
+			error_line("-o -: cannot make a file in %s: %s", dir && *dir ? dir : "/tmp",
+				   strerror(errno));
+			free_files(files);
+			free((void *)filter.tids);
+			return 1;
+		}
+		close(fd);
+		out = spool;
+	} else if (output_refused("-o", out, files, exe, NULL)) {
 		free_files(files);
 		free((void *)filter.tids);
 		return 2;
@@ -706,7 +742,7 @@ int cmd_export(int argc, char **argv)
 		if (model_add_file(&m, *f) != 0)
 			status = 1;
 	/* The objects are known now: their files are not outputs either. */
-	if (!status && output_refused("-o", out, files, exe, &m))
+	if (!status && !*spool && output_refused("-o", out, files, exe, &m))
 		status = 2;
 	free_files(files);
 	struct symbols **syms = calloc(m.nobjects + 1, sizeof *syms);
@@ -740,5 +776,10 @@ int cmd_export(int argc, char **argv)
 	free(syms);
 	model_free(&m);
 	free((void *)filter.tids);
+	if (*spool) {
+		if (!status && copy_out(spool) != 0)
+			status = 1;
+		unlink(spool);
+	}
 	return status;
 }

@@ -270,6 +270,7 @@ static int add_unthreaded(struct model *m, const char *path,
 }
 
 static void add_outside(struct model *m, const struct profile *p);
+static int perf_map(const struct profile_header *h, char *path, size_t len);
 
 int model_add_file(struct model *m, const char *path)
 {
@@ -345,6 +346,12 @@ int model_add_file(struct model *m, const char *path)
 		add_range(o, s->vaddr, s->length, s->file_offset);
 		objs[i] = (size_t)(o - m->objects);
 	}
+	/* A stack's frames in JIT code are named by the process's perf
+	   map, as its flat samples there are. */
+	char map[64];
+	objs[p.nsegs] = p.nstacks && perf_map(h, map, sizeof map)
+				? (size_t)(find_object(m, map, NULL, 0, 0, OBJECT_ANON) - m->objects)
+				: SIZE_MAX;
 	size_t rows = m->nthread_rows;
 	model_add_threads(m, &p, objs);
 	stacks_add_file(m, &p, objs, rows);

@@ -36,9 +36,10 @@ void stacks_note(const struct model *m)
 	uint64_t walks = 0;
 	for (int i = 0; i < PROFILE_STOP_COUNT; i++)
 		walks += s->stop[i];
-	uint64_t all = m->counted + m->outside;
-	printf("stacks: %" PRIu64 " samples with a stack (%.1f%% of those counted), %.1f%% of the "
-	       "walks complete", s->recorded, all ? 100.0 * s->recorded / all : 0.0,
+	/* Of the samples counted in an object: those outside every object
+	   (JIT code) never have a stack, and the header says how many. */
+	printf("stacks: %" PRIu64 " samples with a stack (%.1f%% of those counted), %.1f%% of them "
+	       "complete", s->recorded, m->counted ? 100.0 * s->recorded / m->counted : 0.0,
 	       walks ? 100.0 * s->stop[PROFILE_STOP_COMPLETE] / walks : 0.0);
 	const char *sep = " (ended: ";
 	for (int i = 1; i < PROFILE_STOP_COUNT; i++) {

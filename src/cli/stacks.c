@@ -112,7 +112,8 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 		for (uint32_t d = 0; d < st->depth; d++) {
 			size_t seg = stacks_segment_of(p, pcs[d], &hint);
 			ms->locs[ms->nlocs++] = seg == SIZE_MAX
-				? (struct stack_loc){ STACK_NO_OBJECT, pcs[d] }
+				? (struct stack_loc){ objs[p->nsegs] == SIZE_MAX ? STACK_NO_OBJECT
+										  : objs[p->nsegs], pcs[d] }
 				: (struct stack_loc){ objs[seg], pcs[d] - p->segs[seg].head->bias };
 		}
 		ms->samples += st->count;

@@ -60,7 +60,9 @@ struct model_stacks {
 
 /*
  * The stacks of profile p into m->stacks (made if need be): objs[i] is
- * the index in m->objects of the file's segment i, rows the index of
+ * the index in m->objects of the file's segment i, objs[p->nsegs] that
+ * of the object of pcs in no segment when the process's perf map names
+ * them (SIZE_MAX: none, they stay MODEL_ANON_NAME), rows the index of
  * m->thread_rows at which model_add_threads put the file's first row.
  * Nothing for a file without stacks.
  */

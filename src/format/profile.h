@@ -264,7 +264,8 @@ struct profile_ext {
 	uint64_t stacks;	/* of counted: samples whose stack is in a slot */
 	uint64_t stacks_unplaced; /* of counted: with stacks on, samples whose
 				   stack found no slot or no room */
-	uint64_t stop[PROFILE_STOP_COUNT]; /* walks by why they ended */
+	uint64_t stop[PROFILE_STOP_COUNT]; /* samples with a stack, by why
+				   their walk ended */
 	uint64_t reserved[487];
 };
 

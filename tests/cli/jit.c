@@ -8,7 +8,8 @@
  * by the thread's CPU clock.  With "map", it first writes the line a
  * JIT writes for perf, "START SIZE jit_loop", to /tmp/perf-PID.map.
  * It prints "jit PERCENT": the share of its CPU time spent in the
- * copied loop.
+ * copied loop.  c_spin is called through a second copied piece of code,
+ * jit_call (named in the map too), as JIT code calls the runtime's C.
  *
  * jit MS fill FILE: the same, but first writes FILE until its file
  * system is full (tests/integration/hostile_disk.sh), with a SIGBUS
@@ -33,6 +34,18 @@ static const unsigned char loop_code[] = {
 	0xc3,			/* ret */
 };
 #define CODE_AT 0x240		/* not at the mapping's start: a pc inside */
+
+/* A thunk that calls c_spin, so that c_spin's stacks pass through JIT
+   code: sub $8,%rsp (the callee's alignment); movabs $c_spin,%rax;
+   call *%rax; add $8,%rsp; ret. */
+static unsigned char call_code[] = {
+	0x48, 0x83, 0xec, 0x08,
+	0x48, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0,
+	0xff, 0xd0,
+	0x48, 0x83, 0xc4, 0x08,
+	0xc3,
+};
+#define CALL_AT 0x300
 
 static volatile unsigned long sink;
 
@@ -86,6 +99,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	memcpy(mem + CODE_AT, loop_code, sizeof loop_code);
+	void (*spin)(unsigned long) = c_spin;
+	memcpy(call_code + 6, &spin, sizeof spin);
+	memcpy(mem + CALL_AT, call_code, sizeof call_code);
 	if (mprotect(mem, 4096, PROT_READ | PROT_EXEC) != 0) {
 		perror("jit: mprotect");
 		return 1;
@@ -99,9 +115,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		fprintf(f, "%lx %zx jit_loop\n", (unsigned long)(mem + CODE_AT), sizeof loop_code);
+		fprintf(f, "%lx %zx jit_call\n", (unsigned long)(mem + CALL_AT), sizeof call_code);
 		fclose(f);
 	}
 	void (*jit_loop)(unsigned long) = (void (*)(unsigned long))(void *)(mem + CODE_AT);
+	void (*jit_call)(unsigned long) = (void (*)(unsigned long))(void *)(mem + CALL_AT);
 	double in_jit = 0, start = cpu_ms();
 	unsigned r = (unsigned)getpid();
 	while (cpu_ms() - start < total) {
@@ -112,7 +130,7 @@ int main(int argc, char **argv)
 		jit_loop(2000000 + (r >> 8) % 16000000);
 		in_jit += cpu_ms() - t;
 		r = r * 1103515245u + 12345u;
-		c_spin(600000 + (r >> 8) % 4800000);
+		jit_call(600000 + (r >> 8) % 4800000);
 	}
 	double all = cpu_ms() - start;
 	printf("jit %.2f\n", all > 0 ? 100.0 * in_jit / all : 0.0);

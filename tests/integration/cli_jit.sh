@@ -70,6 +70,28 @@ for backend in perf timer; do
 		|| no "$backend: jit_loop ${got}%, the program spent ${want}% (bound $(bound b.json))"
 	grep -q "^[^,]*,[^,]*,[^,]*,[^,]*,jit_loop,/tmp/perf-[0-9]*.map," b.csv \
 		|| no "$backend: jit_loop is not in the perf map's object"
+	# The map names JIT frames in the stacks too: c_spin, called from
+	# the copied thunk jit_call, has jit_call as its caller in every
+	# stack (a walk stops there: JIT code has no unwind entry), without
+	# the map an unnamed JIT frame.  Samples in JIT code itself have no
+	# stack: only samples counted in an object's histogram do.
+	"$profil" export --format folded -o b.folded b.prof || no "$backend: export folded"
+	n_spin=$(awk -F, '$5 == "c_spin" { s += $4 } END { print s + 0 }' b.csv)
+	n_fold=$(awk '$1 ~ /(^|;)jit_call;c_spin$/ { s += $NF } END { print s + 0 }' b.folded)
+	[ "$n_fold" -eq "$n_spin" ] && [ "$n_spin" -gt 0 ] \
+		|| no "$backend: with the map, $n_fold stacks of c_spin under jit_call, c_spin has $n_spin samples"
+	grep -q 'JIT or anonymous code' b.folded && no "$backend: a JIT frame left unnamed in the stacks"
+	"$profil" export --format folded -o - b.prof | cmp -s - b.folded \
+		|| no "$backend: export -o - is not the same as to a file"
+	[ -e ./- ] && no "$backend: export -o - made a file named -"
+	"$profil" report --callers c_spin b.prof | grep -q 'jit_call' \
+		|| no "$backend: --callers c_spin does not name jit_call"
+	"$profil" export --format folded -o a.folded a.prof || no "$backend: export folded, no map"
+	n_spin=$(awk -F, '$5 == "c_spin" { s += $4 } END { print s + 0 }' a.csv)
+	n_fold=$(awk '{ n = $NF; sub(/ [0-9]+$/, "") } /(^|;)\[JIT or anonymous code\];c_spin$/ { s += n }
+		END { print s + 0 }' a.folded)
+	[ "$n_fold" -eq "$n_spin" ] && [ "$n_spin" -gt 0 ] \
+		|| no "$backend: without the map, $n_fold stacks of c_spin under the JIT frame, c_spin has $n_spin samples"
 	"$profil" report --html b.html b.prof || no "$backend: --html"
 	grep -q 'jit_loop' b.html || no "$backend: jit_loop not on the page"
 	"$profil" export --format pprof -o b.pb.gz b.prof || no "$backend: export pprof"

@@ -125,8 +125,9 @@ static void make(struct made *x, const struct thread_filter *filter)
 	/* A slot not ready: skipped. */
 	x->slots[6] = (struct profile_stack){ .hash = 7, .count = 99, .entry = 1, .depth = 1 };
 	x->m.filter = filter;
-	size_t objs[1];
+	size_t objs[2];
 	objs[0] = (size_t)(model_object(&x->m, x->path, NULL, 0, t.bias) - x->m.objects);
+	objs[1] = SIZE_MAX;	/* no perf map */
 	model_range(&x->m.objects[objs[0]], t.vaddr, t.length, 0);
 	size_t rows = x->m.nthread_rows;
 	model_add_threads(&x->m, &x->p, objs);

@@ -230,7 +230,12 @@ static uint32_t system_room(uint32_t tally)
 	return room > used ? (room - used < UINT32_MAX ? (uint32_t)(room - used) : UINT32_MAX) : 0;
 }
 
-static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, int timer)
+static __attribute__((noinline)) int take_with_stack(unsigned depth, void *context, unsigned gen,
+						     pid_t tid, uint32_t weight, uint32_t system,
+						     _Atomic uint64_t *tally, int timer);
+
+static void on_system_time(unsigned generation, void *context, uintptr_t pc, uint32_t tally,
+			   int timer)
 {
 	/* In seccomp's strict mode a system call kills the thread: the
 	   drain's gettid, getrusage below.  Its ring waits for a flush. */
@@ -257,8 +262,13 @@ static void on_system_time(unsigned generation, uintptr_t pc, uint32_t tally, in
 			     && pending * period_now() < SYSTEM_CARRY * (uint64_t)SYSTEM_INTERVAL_NS))
 		return;
 	system_settle(tally, pending);
-	sampler_take_split(generation, systems[tally].tid, pc, pending, pending, &tallies[tally],
-			   stop_timer, (void *)(intptr_t)timer);
+	/* With its stack, as the user periods have theirs: the kernel time
+	   is charged to the place the thread entered the kernel from. */
+	unsigned depth = sampler_stack_depth();
+	if (!depth || take_with_stack(depth, context, generation, systems[tally].tid, pending,
+				      pending, &tallies[tally], timer) != 0)
+		sampler_take_split(generation, systems[tally].tid, pc, pending, pending,
+				   &tallies[tally], stop_timer, (void *)(intptr_t)timer);
 }
 
 _Static_assert((int)UNWIND_COMPLETE == PROFILE_STOP_COMPLETE
@@ -344,7 +354,7 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
 	uint32_t tally = (uint32_t)value;
 	if (tally != NO_TALLY && (tally & SYSTEM_ONLY)) {
-		on_system_time((unsigned)(value >> 32), pc ? *pc : 0, tally & ~SYSTEM_ONLY,
+		on_system_time((unsigned)(value >> 32), context, pc ? *pc : 0, tally & ~SYSTEM_ONLY,
 			       info->si_timerid);
 		if (sigown_syscalls_ok())	/* it lists /proc/self/task */
 			sampler_tick();

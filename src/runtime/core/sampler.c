@@ -138,12 +138,15 @@ static enum take_result take(unsigned gen, pid_t tid, uintptr_t pc, const uintpt
 		stop_self(arg);
 		goto out;
 	}
-	enum sink_result r = n ? sinks_count_stack(pcs, n, stop, weight, system, &who)
+	int stored = 0;
+	enum sink_result r = n ? sinks_count_stack(pcs, n, stop, weight, system, &who, &stored)
 			       : sinks_count(pc, weight, &who);
 	if (r == SINK_NONE)
 		goto out;
-	if (n)
-		stats_add(&stats.stack_stop[stop < 16 ? stop : PROFILE_STOP_NO_CFI], 1);
+	/* By the stack table's samples: a walk of a sample outside every
+	   object (JIT code) is kept nowhere. */
+	if (stored)
+		stats_add(&stats.stack_stop[stop < 16 ? stop : PROFILE_STOP_NO_CFI], weight);
 	stats_add(&stats.observed, 1);
 	stats_add(&stats.cpu_ns, weight * atomic_load_explicit(&period_ns, memory_order_relaxed));
 	if (tally)

@@ -313,8 +313,10 @@ enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *w
 }
 
 enum sink_result sinks_count_stack(const uintptr_t *pcs, unsigned n, unsigned stop,
-				   uint32_t weight, uint32_t system, struct thread_ref *who)
+				   uint32_t weight, uint32_t system, struct thread_ref *who,
+				   int *stored)
 {
+	*stored = 0;
 	const struct sink_set *set = atomic_load(&current);
 	if (!set)
 		return SINK_NONE;
@@ -326,6 +328,7 @@ enum sink_result sinks_count_stack(const uintptr_t *pcs, unsigned n, unsigned st
 		return r;
 	int32_t entry = set->threads && who ? threadtab_entry(set->threads, who) : 0;
 	stacktab_add(set->stacks, entry > 0 ? (uint32_t)entry : 0, pcs, n, stop, weight, system);
+	*stored = 1;
 	return r;
 }
 

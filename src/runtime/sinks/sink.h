@@ -122,11 +122,12 @@ enum sink_result sinks_count(uintptr_t pc, uint32_t weight, struct thread_ref *w
  * sinks_count(pcs[0], weight, who), and if it counted the samples in a
  * histogram and the set has a stack table, the stack pcs[0..n) (innermost first, the walk
  * ended for reason stop, enum profile_stop) stored there with system of
- * them for kernel time.  Call between sinks_enter() and sinks_leave().
- * Async-signal-safe and lock-free.
+ * them for kernel time; *stored says whether it was.  Call between
+ * sinks_enter() and sinks_leave().  Async-signal-safe and lock-free.
  */
 enum sink_result sinks_count_stack(const uintptr_t *pcs, unsigned n, unsigned stop,
-				   uint32_t weight, uint32_t system, struct thread_ref *who);
+				   uint32_t weight, uint32_t system, struct thread_ref *who,
+				   int *stored);
 
 /* The depth of the installed set's stack table: 0 if it has none. */
 unsigned sinks_stack_depth(void);
