@@ -217,7 +217,7 @@ static void json(const struct diff *d, double threshold)
 	printf("]}\n");
 }
 
-static int write_page(const struct diff *d, const char *out, double threshold)
+static int write_page(const struct diff *d, const char *out, double threshold, const char *flame)
 {
 	char tmp[4096 + 16];
 	int fd = temp_open(out, tmp, sizeof tmp, 0666);
@@ -228,7 +228,7 @@ static int write_page(const struct diff *d, const char *out, double threshold)
 		temp_finish(fd, tmp, out, 0);
 		return 1;
 	}
-	diff_html(f, d, threshold);
+	diff_html(f, d, threshold, flame);
 	errno = 0;
 	int ok = fflush(f) == 0 && !ferror(f) && fsync(fd) == 0;
 	if (fclose(f) != 0)
@@ -262,8 +262,17 @@ int diff_report(char **base, const char *base_name, char **news, const char *new
 	}
 	if (!status) {
 		match(&d, s);
-		if (html)
-			status = write_page(&d, html, threshold);
+		if (html) {
+			char *flame = NULL;
+			size_t len = 0;
+			FILE *mem = open_memstream(&flame, &len);
+			if (mem) {
+				diff_flame(mem, &s[0].m, s[0].syms, &s[1].m, s[1].syms);
+				fclose(mem);
+			}
+			status = write_page(&d, html, threshold, flame);
+			free(flame);
+		}
 		else if (fmt == DIFF_CSV)
 			csv(&d, threshold);
 		else if (fmt == DIFF_JSON)

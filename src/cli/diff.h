@@ -49,7 +49,14 @@ int diff_command(const char *base, int argc, char **argv, const char *exe,
 		 const char *html);
 int diff_conflicts(const struct opts *o);
 
-/* The page of d (diff_html.c). */
-void diff_html(FILE *f, const struct diff *d, double threshold);
+/* The page of d (diff_html.c), with the flame graph of diff_flame
+   (a piece of the page, made first) after its heading. */
+void diff_html(FILE *f, const struct diff *d, double threshold, const char *flame);
+
+/* The differential flame graph of new against base, as a piece of an
+   HTML page: or a line saying why there is none (diff_flame.c). */
+struct symbols;
+void diff_flame(FILE *f, const struct model *base, struct symbols **base_syms,
+		const struct model *new, struct symbols **new_syms);
 
 #endif

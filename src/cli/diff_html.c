@@ -1,7 +1,8 @@
 /*
- * diff_html.c - the page of report --html --diff: one table, a bar for
- * each function's change in seconds (slower red, faster green), with no
- * script, so that it reads the same anywhere it is opened.
+ * diff_html.c - the page of report --html --diff: the differential
+ * flame graph (diff_flame.c), then one table, a bar for each function's
+ * change in seconds (slower red, faster green), with no script, so that
+ * it reads the same anywhere it is opened.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -22,7 +23,7 @@ static void esc(FILE *f, const char *s)
 	}
 }
 
-void diff_html(FILE *f, const struct diff *d, double threshold)
+void diff_html(FILE *f, const struct diff *d, double threshold, const char *flame)
 {
 	double most = 0;
 	for (size_t i = 0; i < d->n; i++) {
@@ -39,13 +40,17 @@ void diff_html(FILE *f, const struct diff *d, double threshold)
 	      ".bar span{position:absolute;top:0;height:12px}\n"
 	      ".up{background:#c62828}.down{background:#2e7d32}\n"
 	      ".mid{position:absolute;left:120px;top:-2px;height:16px;border-left:1px solid #888}\n"
+	      "#flame rect{stroke:#fff;stroke-width:0.5}#flame text{pointer-events:none}\n"
 	      "</style></head><body>\n<h1>Diff of two profiles</h1>\n<p>", f);
 	for (int t = 0; t < 2; t++) {
 		fputs(t ? "<br>new: " : "base: ", f);
 		esc(f, d->name[t]);
 		fprintf(f, ", %" PRIu64 " samples, %.3f s of CPU time", d->samples[t], d->cpu[t]);
 	}
-	fputs("</p>\n<p>Each function's self time in both profiles, largest change in seconds "
+	fputs("</p>\n", f);
+	if (flame)
+		fputs(flame, f);
+	fputs("<h2>Functions</h2>\n<p>Each function's self time in both profiles, largest change in seconds "
 	      "first; &plusmn; is two standard errors of sampling.  Bars: slower in red, "
 	      "faster in green.</p>\n<table id=\"diff\">\n<tr><th>base s</th><th>new s</th>"
 	      "<th>change s</th><th>&plusmn;</th><th>base %</th><th>new %</th><th>change</th>"

@@ -45,6 +45,30 @@ grep -q "^ .*work_a" diff.txt || no "text: no work_a row"
 
 "$profil" report --diff base new --html diff.html || no "--diff --html"
 grep -q "<td class=\"f\">work_a</td>" diff.html || no "the diff page has no work_a row"
+# The differential flame graph: work_a's frame under main gained about
+# what its row did, work_b's lost it; red for the gain, blue for the loss.
+grep -q '<svg id="flame"' diff.html || no "the diff page has no flame graph"
+frame() {	# frame FUNCTION: "change,red,blue" of its frame under main
+	tr '\n' ' ' < diff.html | sed 's/<g>/\n<g>/g' | awk -v fn="$1" '
+		index($0, "<title>" fn " (prog): ") {
+			t = $0; sub(/.*, /, "", t); sub(/ points.*/, "", t)
+			c = $0; sub(/.*fill="rgb\(/, "", c); sub(/\).*/, "", c); split(c, rgb, ",")
+			print t "," rgb[1] "," rgb[3]; exit }'
+}
+fa=$(frame work_a) fb=$(frame work_b)
+echo "flame graph: work_a $fa, work_b $fb (change, red, blue)"
+IFS=, read -r da ra ba <<EOF2
+$fa
+EOF2
+IFS=, read -r db rb2 bb <<EOF2
+$fb
+EOF2
+in_range "${da:-}" 8.7 24.7 && [ "${ra:-0}" -gt "${ba:-255}" ] || no "work_a's frame: $fa, not a red gain of about 16.7 points"
+in_range "${db:-}" -24.7 -8.7 && [ "${bb:-0}" -gt "${rb2:-255}" ] || no "work_b's frame: $fb, not a blue loss of about 16.7 points"
+prun --no-stacks -o flat ./prog 50 2> run.err || no "run without stacks"
+"$profil" report --diff flat new --html flat.html || no "--diff --html, a base without stacks"
+grep -q "None: the base profile was recorded without call stacks" flat.html ||
+	no "the diff page of a base without stacks does not say why it has no flame graph"
 
 # One line for each mistake.
 "$profil" report --diff base --lines > /dev/null 2> bad.err && no "--diff --lines accepted"
