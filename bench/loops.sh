@@ -46,6 +46,10 @@ configs="bare timer"
 [ -n "$perf_pf" ] && configs="$configs perf"
 [ -n "$perf_ok" ] && configs="$configs record"
 [ -n "$gperf" ] && configs="$configs gperf"
+# The short processes also without stacks, and against perf record -g.
+pconfigs="bare timer timer_ns"
+[ -n "$perf_pf" ] && pconfigs="$pconfigs perf perf_ns"
+[ -n "$perf_ok" ] && pconfigs="$pconfigs record record_g"
 
 one() {	# CONFIG COMMAND...: "prog tree" seconds
 	cfg=$1; shift
@@ -54,7 +58,10 @@ one() {	# CONFIG COMMAND...: "prog tree" seconds
 	bare)	set -- "$@" ;;
 	timer)	set -- "$profil" run --backend timer -F 1000 -o out "$@" ;;
 	perf)	set -- "$profil" run --backend perf -F 1000 -o out "$@" ;;
+	timer_ns) set -- "$profil" run --backend timer --no-stacks -F 1000 -o out "$@" ;;
+	perf_ns) set -- "$profil" run --backend perf --no-stacks -F 1000 -o out "$@" ;;
 	record)	set -- perf record -q -e cpu-clock -F 1000 -o out.data -- "$@" ;;
+	record_g) set -- perf record -q -e cpu-clock -F 1000 -g -o out.data -- "$@" ;;
 	gperf)	set -- env LD_PRELOAD="$gperf" CPUPROFILE=out.prof CPUPROFILE_FREQUENCY=1000 "$@" ;;
 	esac
 	tree=$("$tmp/treecpu" "$@" 2> err) || { echo "- -"; return; }
@@ -65,7 +72,9 @@ one() {	# CONFIG COMMAND...: "prog tree" seconds
 : > "$tmp/results"
 for w in getc read malloc procs; do
 	for r in $(seq $RUNS); do
-		for c in $configs; do
+		cs=$configs
+		[ "$w" = procs ] && cs="$pconfigs"
+		for c in $cs; do
 			echo "$w $c $(one "$c" $(work "$w"))" >> "$tmp/results"
 		done
 	done
@@ -98,5 +107,27 @@ awk -v configs="$configs" '
 				printf " %8s %9s", ps, ts
 			}
 			printf "\n"
+		}
+	}' "$tmp/results"
+
+# The short processes: what the whole tree costs, per process over bare,
+# and against perf record (issue 15's target: at most 1.00x, perf's own
+# process counted).
+echo
+echo "200 short processes (sh, /bin/true): the whole tree's CPU time, the least of $RUNS runs"
+awk -v configs="$pconfigs" '
+	$1 == "procs" && $4 != "-" { k = $2; if (!(k in best) || $4 < best[k]) best[k] = $4 }
+	END {
+		name["bare"] = "bare"; name["timer"] = "profil timer"; name["perf"] = "profil perf"
+		name["timer_ns"] = "profil timer --no-stacks"; name["perf_ns"] = "profil perf --no-stacks"
+		name["record"] = "perf record"; name["record_g"] = "perf record -g"
+		printf "%-26s %8s %12s %10s\n", "", "tree s", "ms/process", "x record"
+		n = split(configs, cf, " ")
+		for (i = 1; i <= n; i++) {
+			c = cf[i]
+			if (!(c in best)) continue
+			ms = ("bare" in best) ? sprintf("%.2f", (best[c] - best["bare"]) * 1000 / 200) : "-"
+			xr = ("record" in best && best["record"] > 0) ? sprintf("%.2f", best[c] / best["record"]) : "-"
+			printf "%-26s %8.3f %12s %10s\n", name[c], best[c], ms, xr
 		}
 	}' "$tmp/results"

@@ -192,15 +192,21 @@ static void mark_ended(const char *dir, pid_t pid, int status)
 		struct profile_header h;
 		if (fd < 0)
 			continue;
-		if (pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h
-		    && memcmp(h.magic, PROFILE_MAGIC, 8) == 0 && h.pid == pid
-		    && h.state == PROFILE_RUNNING) {
+		int ours = pread(fd, &h, sizeof h, 0) == (ssize_t)sizeof h
+			   && memcmp(h.magic, PROFILE_MAGIC, 8) == 0;
+		if (ours && h.pid == pid && h.state == PROFILE_RUNNING) {
 			uint32_t s = PROFILE_END_SEEN | ((uint32_t)status & 0xffff);
 			if (pwrite(fd, &s, sizeof s, offsetof(struct profile_header, end_status))
 			    != (ssize_t)sizeof s)
 				error_line("%s: %s", files[i], strerror(errno));
 		}
 		close(fd);
+		/* Sized to what it holds, once no process can write it: the
+		   program's (waited for), or one whose pid is gone. */
+		char why[256];
+		if (ours && (h.pid == pid || (kill(h.pid, 0) != 0 && errno == ESRCH))
+		    && profile_pack(files[i], why, sizeof why) < 0)
+			error_line("%s: %s", files[i], why);
 	}
 	free_files(files);
 }
@@ -572,6 +578,7 @@ int cmd_run(int argc, char **argv)
 			return 2;
 		}
 	restore_signals();
+	run_drop_cache(dir);
 	mark_ended(dir, pid, status);
 	unsigned n = summary(dir);
 	if (n) {

@@ -47,10 +47,47 @@ int run_is_note(const char *name)
 	return n > s && !strcmp(name + n - s, RUN_NOTE_SUFFIX);
 }
 
+/* A profile's packed copy that a killed profil run left (profile_pack.c). */
+static int is_pack_left(const char *name)
+{
+	size_t n = strlen(name);
+	return name[0] == '.' && n > 6 && !strcmp(name + n - 5, ".pack");
+}
+
 /* A file of ours in a run: a profile, or a note of a process skipped. */
 static int ours_at(int dirfd, const char *name)
 {
-	return regular_at(dirfd, name) && (run_is_note(name) || is_profile_at(dirfd, name, NULL));
+	return regular_at(dirfd, name) && (run_is_note(name) || is_pack_left(name)
+					   || is_profile_at(dirfd, name, NULL));
+}
+
+/* The unwind tables' directory of a run whose profil run was killed. */
+static int is_cache_at(int dirfd, const char *name)
+{
+	struct stat st;
+	return !strcmp(name, RUN_CACHE_DIR) && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0
+	       && S_ISDIR(st.st_mode);
+}
+
+void run_drop_cache(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	int cfd = is_cache_at(dfd, RUN_CACHE_DIR)
+		  ? openat(dfd, RUN_CACHE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	DIR *d = cfd >= 0 ? fdopendir(cfd) : NULL;
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (regular_at(dirfd(d), e->d_name))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+		unlinkat(dfd, RUN_CACHE_DIR, AT_REMOVEDIR);
+	} else if (cfd >= 0) {
+		close(cfd);
+	}
+	close(dfd);
 }
 
 int run_kind(const char *path, char *why, size_t size)
@@ -82,7 +119,7 @@ int run_kind(const char *path, char *why, size_t size)
 	while (kind == 1 && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (!ours_at(dirfd(d), e->d_name)) {
+		if (!ours_at(dirfd(d), e->d_name) && !is_cache_at(dirfd(d), e->d_name)) {
 			snprintf(why, size, "a directory that holds %s, not a profile", e->d_name);
 			kind = -1;
 		}
@@ -158,6 +195,7 @@ static void remove_run(const char *path)
 			error_line("%s: cannot remove the older run: %s", path, strerror(errno));
 		return;
 	}
+	run_drop_cache(path);
 	DIR *d = opendir(path);
 	if (d) {
 		struct dirent *e;

@@ -16,7 +16,15 @@
    (src/runtime/core/follow.c): PROGRAM.PID.skipped, one line of text. */
 #define RUN_NOTE_SUFFIX ".skipped"
 
+/* The directory in a run where libprofil keeps the unwind tables it
+   built, for the run's other processes (src/runtime/preload/unwcache.h);
+   removed once the run is over. */
+#define RUN_CACHE_DIR ".unwind"
+
 int run_is_note(const char *name);
+
+/* Remove the run's RUN_CACHE_DIR, if any. */
+void run_drop_cache(const char *dir);
 
 /*
  * What is at path: 0 nothing, 1 a run (a directory holding only

@@ -99,14 +99,15 @@ static int add_extent(struct profile *p, uint64_t at, uint64_t end)
  * here and there, and a mapping of each cost more than the copy (a
  * system call, a mapping to split and later undo). */
 #define MAP_AT_LEAST (256u << 10)
-static int place(struct profile *p, int fd, uint64_t at, uint64_t end)
+static int place(struct profile *p, int fd, uint64_t at, uint64_t end, uint64_t from)
 {
 	char *where = (char *)p->map + at;
 	if (end - at >= MAP_AT_LEAST
-	    && mmap(where, end - at, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)at) != MAP_FAILED)
+	    && mmap(where, end - at, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)from)
+	       != MAP_FAILED)
 		return add_extent(p, at, end);
 	for (uint64_t k = at; k < end;) {
-		ssize_t r = pread(fd, (char *)p->map + k, end - k, (off_t)k);
+		ssize_t r = pread(fd, (char *)p->map + k, end - k, (off_t)(from + k - at));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -148,11 +149,81 @@ static int map_file(struct profile *p, int fd, uint64_t size)
 			from = at;
 		if (to <= from)
 			break;
-		if (place(p, fd, from, to) != 0)
+		if (place(p, fd, from, to, from) != 0)
 			return -1;
 		at = to;
 	}
 	return 0;
+}
+
+/*
+ * A packed file (profile.h): the size it says, reserved, and each of its
+ * extents placed where it was.  1 if packed (p->map set up), 0 if not,
+ * -1 with why.
+ */
+static int map_packed(struct profile *p, int fd, uint64_t fsize, char *why, size_t len)
+{
+	struct profile_header h;
+	struct profile_pack pk;
+	if (fsize < PROFILE_PAGE + sizeof pk || pread(fd, &h, sizeof h, 0) != (ssize_t)sizeof h
+	    || !profile_is_profile(&h, sizeof h) || h.byte_order != 0x01020304 || h.version < 5
+	    || !(h.flags & PROFILE_F_PACKED))
+		return 0;
+	if (pread(fd, &pk, sizeof pk, PROFILE_PAGE) != (ssize_t)sizeof pk)
+		return fail(why, len, "cannot read: %s", strerror(errno));
+	if (!pk.size || pk.size % PROFILE_PAGE || pk.size > PROFILE_PACK_MAX || !pk.nextents
+	    || pk.nextents > pk.size / PROFILE_PAGE)
+		return fail(why, len, "corrupt pack table: %llu extents of %llu bytes",
+			    (unsigned long long)pk.nextents, (unsigned long long)pk.size);
+	if (profile_pack_size(pk.nextents) > fsize - PROFILE_PAGE)
+		return fail(why, len, "truncated: %llu bytes, the pack table runs past the end",
+			    (unsigned long long)fsize);
+	size_t tsize = pk.nextents * sizeof(struct profile_pack_extent);
+	struct profile_pack_extent *e = malloc(tsize);
+	if (!e)
+		return fail(why, len, "out of memory");
+	if (pread(fd, e, tsize, PROFILE_PAGE + sizeof pk) != (ssize_t)tsize) {
+		free(e);
+		return fail(why, len, "truncated: the pack table runs past the end");
+	}
+	void *map = mmap(NULL, pk.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS
+			 | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED) {
+		free(e);
+		return fail(why, len, "cannot read: %s", strerror(errno));
+	}
+	p->map = map;
+	p->map_size = pk.size;
+	uint64_t at = 0, from = PROFILE_PAGE + profile_pack_size(pk.nextents);
+	for (uint64_t i = 0; i < pk.nextents; i++) {
+		const struct profile_pack_extent *x = &e[i];
+		int bad = x->at % PROFILE_PAGE || x->end % PROFILE_PAGE || x->from % PROFILE_PAGE
+			  || x->at < at || x->end <= x->at || x->end > pk.size
+			  || (i ? x->from < from : x->at || x->from);
+		if (bad) {
+			free(e);
+			return fail(why, len, "corrupt pack table: extent %llu",
+				    (unsigned long long)i);
+		}
+		if (x->from > fsize || x->end - x->at > fsize - x->from) {
+			free(e);
+			return fail(why, len, "truncated: %llu bytes, extent %llu of the pack "
+				    "table runs past the end", (unsigned long long)fsize,
+				    (unsigned long long)i);
+		}
+		if (place(p, fd, x->at, x->end, x->from) != 0) {
+			free(e);
+			return fail(why, len, "cannot read: %s", strerror(errno));
+		}
+		at = x->end;
+		if (i)
+			from = x->from + (x->end - x->at);
+	}
+	free(e);
+	/* The file as it was written: a copy of this header (trim_profile,
+	   merge) describes an unpacked file. */
+	((struct profile_header *)map)->flags &= ~PROFILE_F_PACKED;
+	return 1;
 }
 
 uint64_t profile_data(const struct profile *p, const void *base, uint32_t width, uint64_t n,
@@ -258,18 +329,27 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 		close(fd);
 		return fail(why, len, "empty file");
 	}
-	void *map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED) {
+	int packed = map_packed(p, fd, (uint64_t)st.st_size, why, len);
+	if (packed < 0) {
 		close(fd);
-		return fail(why, len, "cannot read: %s", strerror(errno));
+		profile_close(p);	/* why is written */
+		return -1;
 	}
-	p->map = map;
-	p->map_size = (size_t)st.st_size;
-	int r = map_file(p, fd, (uint64_t)st.st_size);
+	void *map = p->map;
+	if (!packed) {
+		map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (map == MAP_FAILED) {
+			close(fd);
+			return fail(why, len, "cannot read: %s", strerror(errno));
+		}
+		p->map = map;
+		p->map_size = (size_t)st.st_size;
+	}
+	int r = packed ? 0 : map_file(p, fd, (uint64_t)st.st_size);
 	int err = errno;
 	close(fd);
-	mprotect(map, (size_t)st.st_size, PROT_READ);	/* read-only, as the file */
+	mprotect(map, p->map_size, PROT_READ);	/* read-only, as the file */
 	if (r != 0)
 		return refuse(p, why, len, "cannot read: %s", strerror(err));
 	if (!profile_is_profile(map, p->map_size)) {

@@ -22,8 +22,9 @@
 #include <stdint.h>
 
 #define PROFILE_MAGIC "PROFIL\x7fP"	/* 8 bytes */
-#define PROFILE_VERSION 4		/* 2: the thread table; 3: outside pcs;
-					   4: the extension page, stacks */
+#define PROFILE_VERSION 5		/* 2: the thread table; 3: outside pcs;
+					   4: the extension page, stacks;
+					   5: packed files (PROFILE_F_PACKED) */
 #define PROFILE_VERSION_MIN 1		/* still read: no thread table */
 #define PROFILE_PAGE 4096u		/* header and segment heads */
 #define PROFILE_PATH_MAX 3832u
@@ -97,6 +98,33 @@ struct profile_header {
 #define PROFILE_F_WRITE_LOST 4u	/* samples lost: the file system gave the
 				   counters no room (a full disk) */
 #define PROFILE_F_CMDLINE_CUT 8u /* cmdline holds only its first bytes */
+#define PROFILE_F_PACKED 16u	/* version 5: the file's data packed, its
+				   holes left out (struct profile_pack) */
+
+/*
+ * A packed file (profil run packs each finished process's file): the
+ * header page as it was, then at byte PROFILE_PAGE this table, then the
+ * pages of data it lists, back to back.  The file as it was written is
+ * size bytes, zeros but for nextents extents: bytes [at, end) of it are
+ * at byte from of the packed file.  All are multiples of PROFILE_PAGE,
+ * extents in order and apart; the first is the header page, at 0.
+ */
+struct profile_pack_extent {
+	uint64_t at, end, from;
+};
+struct profile_pack {
+	uint64_t size;
+	uint64_t nextents;
+	struct profile_pack_extent extents[];
+};
+#define PROFILE_PACK_MAX (UINT64_C(1) << 40)	/* size a reader accepts */
+
+/* Bytes of a pack table of n extents. */
+static inline uint64_t profile_pack_size(uint64_t n)
+{
+	uint64_t bytes = sizeof(struct profile_pack) + n * sizeof(struct profile_pack_extent);
+	return (bytes + PROFILE_PAGE - 1) / PROFILE_PAGE * PROFILE_PAGE;
+}
 
 /* In end_status: the end was seen; the low 16 bits are the wait status. */
 #define PROFILE_END_SEEN 0x80000000u
@@ -397,6 +425,14 @@ static inline uint64_t profile_system(const struct profile_seg_view *s, uint64_t
 	return s->head->width == 8 ? ((const uint64_t *)s->system)[i]
 				   : ((const uint32_t *)s->system)[i];
 }
+
+/*
+ * Pack the file at path in place (a packed copy renamed over it) if it
+ * is a profile that is not packed yet: 1 if packed, 0 if left as it was
+ * (already packed, or no gain), -1 with a one-line reason in why.  Only
+ * for a file no process writes any more.
+ */
+int profile_pack(const char *path, char *why, size_t whylen);
 
 /* Is this a profil profile (by its magic)? */
 int profile_is_profile(const void *data, size_t size);

@@ -29,8 +29,31 @@ expect() {
 
 cc -O2 -g -o spin "$root/tests/cli/spin.c"
 prun -o good.run ./spin 10 2>/dev/null || no "making a profile"
-cp good.run/spin.*.prof good.prof
+cp good.run/spin.*.prof packed.prof
+# profil run packs each file (profil(5): PROFILE_F_PACKED, the pack table
+# at byte 4096: size, extents, then at, end, from of each).  The pokes
+# below are at offsets of the file as written: undo the packing, with dd.
+u8() { od -An -tu8 -j"$2" -N8 "$1" | tr -d ' '; }	# FILE OFFSET
+[ $(( $(od -An -tu1 -j48 -N1 packed.prof) & 16 )) -eq 16 ] || no "profil run's file is not packed"
+n=$(u8 packed.prof 4104)
+: > good.prof
+i=0
+while [ "$i" -lt "$n" ]; do
+	at=$(u8 packed.prof $((4112 + 24 * i)))
+	end=$(u8 packed.prof $((4120 + 24 * i)))
+	from=$(u8 packed.prof $((4128 + 24 * i)))
+	dd if=packed.prof of=good.prof bs=4096 skip=$((from / 4096)) seek=$((at / 4096)) \
+		count=$(((end - at) / 4096)) conv=notrunc 2>/dev/null
+	i=$((i + 1))
+done
+truncate -s "$(u8 packed.prof 4096)" good.prof
+printf "\\$(printf %o $(( $(od -An -tu1 -j48 -N1 good.prof) & ~16 )))" |
+	dd of=good.prof bs=1 seek=48 conv=notrunc 2>/dev/null
+"$profil" report good.prof > unpacked.txt || no "the file unpacked is not read"
+"$profil" report packed.prof > packed.txt || no "the packed file is not read"
+cmp -s unpacked.txt packed.txt || no "the packed and unpacked files read differently"
 size=$(stat -c %s good.prof)
+[ "$(stat -c %s packed.prof)" -lt $((size / 10)) ] || no "packing did not shrink the file"
 
 expect "no such file" "missing.prof: No such file" "$profil" report missing.prof
 : > empty.prof
@@ -45,6 +68,13 @@ expect "foreign file" "foreign.prof: not a profil profile" "$profil" report fore
 poke() {	# FILE OFFSET BYTES(printf escapes)
 	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
 }
+# A packed file cut short, and one whose pack table is corrupt.
+head -c $(($(stat -c %s packed.prof) - 4096)) packed.prof > pcut.prof
+expect "truncated packed file" "pcut.prof: truncated" "$profil" report pcut.prof
+cp packed.prof ptable.prof; poke ptable.prof 4104 '\377\377\377\377'
+expect "bad pack table" "ptable.prof: corrupt pack table" "$profil" report ptable.prof
+cp packed.prof pext.prof; poke pext.prof 4128 '\001\0\0\0'
+expect "bad pack extent" "pext.prof: corrupt pack table: extent 0" "$profil" report pext.prof
 cp good.prof version.prof; poke version.prof 8 '\011\0\0\0'
 expect "bad version" "version.prof: format version 9" "$profil" report version.prof
 cp good.prof state.prof; poke state.prof 12 '\077\0\0\0'

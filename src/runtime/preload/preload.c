@@ -61,6 +61,7 @@
 #include "sinks/reserve.h"
 #include "sinks/thread_table.h"
 #include "preload/stackfile.h"
+#include "preload/unwcache.h"
 #include "unwind/table.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -332,11 +333,17 @@ static void list_file(void)
  * ftruncate would kill the program with SIGXFSZ: refuse it (EFBIG), the
  * profile stays as big as it may be.
  */
+static struct rlimit fsize;	/* as read once while the file is open */
+static int fsize_known;
+
 static int fits(uint64_t end)
 {
-	struct rlimit rl;
-	if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
-	    && end > (uint64_t)rl.rlim_cur) {
+	/* Read once a growth, not once a page: a short process grows its
+	   file twenty times at start.  The program may change it between
+	   growths (file_close forgets it). */
+	if (!fsize_known && getrlimit(RLIMIT_FSIZE, &fsize) == 0)
+		fsize_known = 1;
+	if (fsize_known && fsize.rlim_cur != RLIM_INFINITY && end > (uint64_t)fsize.rlim_cur) {
 		errno = EFBIG;
 		return -1;
 	}
@@ -479,6 +486,7 @@ static void add_stack_table(void)
 static int create_file(void)
 {
 	char base[PATH_MAX - 16], name[PATH_MAX];
+	fsize_known = 0;
 	file_name(base, sizeof base);
 	copy(name, sizeof name, base);
 	for (int i = 1; i < 1000; i++) {
@@ -561,6 +569,7 @@ static void file_close(void)
 	if (fd >= 0)
 		close(fd);
 	fd = -1;
+	fsize_known = 0;
 }
 
 /* A reserve over a mapping of size bytes at p, the head page had. */
@@ -700,7 +709,7 @@ static void publish_segments(void)
 
 /* ---- Objects. ---- */
 
-static void build_id(const struct dl_phdr_info *info, uint8_t id[64], uint32_t *len)
+void object_build_id(const struct dl_phdr_info *info, uint8_t id[64], uint32_t *len)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -793,7 +802,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 			continue;
 		uint8_t id[64];
 		uint32_t idlen = 0;
-		build_id(info, id, &idlen);
+		object_build_id(info, id, &idlen);
 		struct seg *again = reopened(start, info->dlpi_addr, ph, path, id, idlen);
 		if (again) {
 			again->unmapped = 0;
@@ -1115,8 +1124,10 @@ static void preload_init(void)
 	}
 	size_for_objects();
 	dl_iterate_phdr(add_object, NULL);
-	if (stackfile && stackfile->table.slots)
+	if (stackfile && stackfile->table.slots) {
+		unwcache_start();
 		unwind_tables_update();
+	}
 	file_close();	/* before listing it: that takes a descriptor too */
 	list_file();
 	publish_segments();

@@ -38,6 +38,7 @@ static struct unwind_build_stats build_stats;
 static atomic_uint epoch;
 static atomic_uint walkers[2];
 static bool keep_sets;		/* a wait timed out: sets are no longer freed */
+static const struct unwind_cache *cache;
 
 enum { MAX_OBJECTS = 1024 };
 
@@ -94,8 +95,12 @@ static int each_object(struct dl_phdr_info *info, size_t size, void *arg)
 			return 0;
 		}
 	}
-	if (unwind_table_build(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, info->dlpi_name,
-			       o, &build_stats) == 0 && o->nrows) {
+	if (cache && cache->load(info, o) == 0 && o->nrows) {
+		s->built[s->n++] = true;
+	} else if (unwind_table_build(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum,
+				      info->dlpi_name, o, &build_stats) == 0 && o->nrows) {
+		if (cache)
+			cache->save(info, o);
 		s->built[s->n++] = true;
 	} else if (errno == ENOMEM) {
 		s->error = ENOMEM;
@@ -242,6 +247,13 @@ int unwind_tables_update(void)
 		return -1;
 	}
 	return 0;
+}
+
+void unwind_tables_set_cache(const struct unwind_cache *c)
+{
+	pthread_mutex_lock(&update_lock);
+	cache = c;
+	pthread_mutex_unlock(&update_lock);
 }
 
 const struct unwind_set *unwind_tables_get(void)

@@ -62,6 +62,19 @@ struct unwind_build_stats {
  */
 int unwind_tables_update(void);
 
+/*
+ * Where tables built by other processes can be found and this one's left
+ * (preload: the run's directory, as every process of a run maps the same
+ * libc): load fills out for the object dl_iterate_phdr describes at info,
+ * 0 or -1; save keeps a table just built.  Outside signal handlers, under
+ * update's lock.  NULL: every table is built.
+ */
+struct unwind_cache {
+	int (*load)(const void *info, struct unwind_object *out);
+	void (*save)(const void *info, const struct unwind_object *obj);
+};
+void unwind_tables_set_cache(const struct unwind_cache *cache);
+
 /* Build one object's table from its program headers (used by update and by tests). */
 struct unwind_build_stats;
 int unwind_table_build(uintptr_t bias, const void *phdr, unsigned phnum, const char *name,
