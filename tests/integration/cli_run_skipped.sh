@@ -2,9 +2,9 @@
 # cli_run_skipped.sh BUILD - the processes of a tree that profil run
 # cannot follow (issue 23): a statically linked program and a set-ID one
 # exec'd inside the tree are each named in the run's summary (a note in
-# the run's directory, PROGRAM.PID.skipped); a program run after chroot,
-# where libprofil's path does not exist, gets no "cannot be preloaded"
-# line from the loader.  The programs' output is byte for byte what it is
+# the run's directory, PROGRAM.PID.skipped), and so is a program run
+# after chroot, where libprofil's path does not exist, which gets no
+# "cannot be preloaded" line from the loader.  The programs' output is byte for byte what it is
 # without profil.  Each backend.
 set -u
 B=${1:-build}
@@ -76,6 +76,8 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv > /dev/null && [ -z "$san_cflags" 
 			[ $st -eq 3 ] || no "chroot [$be]: status $st"
 			cmp -s plain.out c.out || no "chroot [$be]: output $(cat c.out)"
 			grep -v "^profil: " c.err | cmp -s plain.err - || no "chroot [$be]: stderr: $(cat c.err)"
+			grep -q "^profil: process [0-9]* not profiled: /bin/say: run after chroot(), where libprofil cannot be reached" c.err \
+				|| no "chroot [$be]: not named: $(cat c.err)"
 		done
 	else
 		echo "chroot does not work here: not tested"

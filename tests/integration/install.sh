@@ -62,6 +62,7 @@ _mcount
 mcount
 moncontrol
 monstartup
+chroot
 dlclose
 dlopen
 execl

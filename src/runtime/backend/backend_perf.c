@@ -87,6 +87,7 @@
 #include "core/stats.h"
 #include "unwind/unwind.h"
 #include "../../format/profile.h"
+#include "sinks/statemem.h"
 
 #define RING_PAGES 8		/* data pages: 2048 samples, 100 ms at 20 kHz */
 #define MAX_RINGS (1u << 15)	/* more threads at once fall back to timers */
@@ -441,8 +442,7 @@ static int map_table(void)
 {
 	if (rings)
 		return 0;
-	void *p = mmap(NULL, MAX_RINGS * sizeof *rings, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = statemem_map(MAX_RINGS * sizeof *rings, 1);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
 	rings = p;
@@ -541,7 +541,7 @@ static unsigned stack_pages(uint64_t records)
 static int scratch_alloc(struct ring *ring)
 {
 	size_t size = UNWIND_MAX_DEPTH * sizeof(uintptr_t) + stack_copy;
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = statemem_map(size, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	ring->pcs = p;

@@ -61,8 +61,10 @@
 #include "arch/context.h"
 #include "core/sampler.h"
 #include "core/stats.h"
+#include "sinks/fault.h"
 #include "sinks/sigown.h"
 #include "unwind/unwind.h"
+#include "sinks/statemem.h"
 
 static int timer_signal;	/* 0 while closed */
 /* Generation of the open session; read by handlers to tell our signals
@@ -350,6 +352,12 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 		return;
 	}
 	int saved_errno = errno;
+	/* Nothing while the program handles a fault of its own: a crash
+	   report may be testing memory in place (fault.h). */
+	if (fault_program_handling()) {
+		errno = saved_errno;
+		return;
+	}
 	uintptr_t *pc = context_pc(context);
 	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
 	uint32_t tally = (uint32_t)value;
@@ -425,15 +433,13 @@ static int timer_open(unsigned hz, unsigned generation)
 	if (!sig)
 		return -EAGAIN;
 	if (!tallies) {
-		void *p = mmap(NULL, MAX_TALLIES * sizeof *tallies, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *p = statemem_map(MAX_TALLIES * sizeof *tallies, 1);
 		if (p == MAP_FAILED)
 			return -ENOMEM;
 		tallies = p;
 	}
 	if (!systems) {
-		void *p = mmap(NULL, MAX_TALLIES * sizeof *systems, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *p = statemem_map(MAX_TALLIES * sizeof *systems, 1);
 		if (p == MAP_FAILED)
 			return -ENOMEM;
 		systems = p;

@@ -16,6 +16,7 @@
 #include "../../common/bins.h"
 #include "core/memcheck.h"
 #include "core/sampler.h"
+#include "sinks/statemem.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -38,8 +39,7 @@ static int sort_descending(struct region *r, size_t n)
 		return 0;
 	}
 	size_t bytes = n * sizeof *r;
-	struct region *tmp = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
-				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct region *tmp = statemem_map(bytes, 0);
 	if (tmp == MAP_FAILED)
 		return -1;
 	struct region *from = r, *to = tmp;

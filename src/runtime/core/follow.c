@@ -8,9 +8,12 @@
  * summary.  Where libprofil itself cannot be reached any more (after a
  * chroot), the loader would print "cannot be preloaded" into the
  * program's standard error: the exec passes an environment without
- * libprofil in LD_PRELOAD instead.  (The run's directory cannot be
- * reached there either, and no descriptor is kept open for it: such a
- * program is not named.)
+ * libprofil in LD_PRELOAD instead.  The run's directory cannot be
+ * reached there by its path either: a process of the run that calls
+ * chroot() first opens it (O_PATH, a descriptor high enough to stay out
+ * of the program's way, fds.h), so that the note of what it runs after
+ * can still be written there; a process that never calls chroot holds
+ * no descriptor of ours for this.
  *
  * Async-signal-safe: the exec wrappers call this in vfork children,
  * which share their parent's memory.  System calls and the caller's
@@ -27,9 +30,13 @@
 #include <unistd.h>
 
 #include "../../common/preloadable.h"
+#include "core/fds.h"
 #include "core/follow.h"
 
 static char self[PATH_MAX];	/* libprofil.so as the loader opened it */
+static int run_dirfd = -1;	/* the run's directory, opened at chroot */
+
+#define EXPORT __attribute__((visibility("default")))
 
 void follow_init(void)
 {
@@ -96,14 +103,18 @@ static const char *search_path(const char *file, char *buf, size_t size)
 	return NULL;
 }
 
-/* PROGRAM.PID.skipped in dir, saying why path runs unprofiled. */
-static void note(const char *dir, const char *path, const char *interp, enum preloadable why)
+/* PROGRAM.PID.skipped in dir (or dirfd, if not -1), saying why path
+   runs unprofiled. */
+static void note(int dirfd, const char *dir, const char *path, const char *interp,
+		 const char *why)
 {
 	char name[PATH_MAX], line[PATH_MAX + 512];
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	struct text n = { name, 0, sizeof name }, l = { line, 0, sizeof line };
-	put(&n, dir);
-	put(&n, "/");
+	if (dirfd < 0) {
+		put(&n, dir);
+		put(&n, "/");
+	}
 	put(&n, base);
 	put(&n, ".");
 	put_num(&n, (unsigned long)getpid());
@@ -114,11 +125,12 @@ static void note(const char *dir, const char *path, const char *interp, enum pre
 		put(&l, interp);
 	}
 	put(&l, ": ");
-	put(&l, preloadable_why(why));
+	put(&l, why);
 	put(&l, "\n");
 	if (n.len + 1 >= n.size)
 		return;
-	int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int fd = openat(dirfd < 0 ? AT_FDCWD : dirfd, name,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
 	ssize_t w = write(fd, line, l.len);
@@ -176,14 +188,52 @@ char *const *follow_exec(const char *file, int search, char *const envp[], char 
 	const char *run = getenv("PROFIL_RUN"), *dir = getenv("PROFIL_RUN_DIR");
 	if (!file || !run || !*run || !dir || !*dir || getauxval(AT_SECURE))
 		return envp;
-	if (self[0] && access(self, R_OK) != 0)
-		return without_self(envp, env, count, pre, size);
 	char buf[PATH_MAX], interp[256];
 	const char *path = search ? search_path(file, buf, sizeof buf) : file;
+	if (self[0] && access(self, R_OK) != 0) {
+		/* After a chroot: named through the directory opened before. */
+		if (path && run_dirfd >= 0)
+			note(run_dirfd, dir, path, "",
+			     "run after chroot(), where libprofil cannot be reached");
+		return without_self(envp, env, count, pre, size);
+	}
 	if (!path)
 		return envp;
 	enum preloadable why = preloadable(path, interp, sizeof interp);
 	if (why != PRELOADABLE)
-		note(dir, path, interp, why);
+		note(-1, dir, path, interp, preloadable_why(why));
 	return envp;
+}
+
+/*
+ * chroot(2), interposed: in a run, the run's directory is opened first,
+ * for the notes of the programs this process execs once inside.
+ */
+typedef int chroot_fn(const char *);
+
+EXPORT int chroot(const char *path)
+{
+	static chroot_fn *_Atomic real;
+	if (!real)
+		real = (chroot_fn *)dlsym(RTLD_NEXT, "chroot");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	const char *run = getenv("PROFIL_RUN"), *dir = getenv("PROFIL_RUN_DIR");
+	int opened = -1;
+	if (run_dirfd < 0 && run && *run && dir && *dir && !getauxval(AT_SECURE)) {
+		int saved = errno;
+		opened = fds_keep(open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC));
+		errno = saved;
+		run_dirfd = opened;
+	}
+	int r = real(path);
+	if (r != 0 && opened >= 0) {	/* still where it was: no need */
+		int saved = errno;
+		close(opened);
+		run_dirfd = -1;
+		errno = saved;
+	}
+	return r;
 }

@@ -53,6 +53,7 @@
 #include "core/stats.h"
 #include "sinks/thread_table.h"
 #include "../../format/profile.h"
+#include "sinks/statemem.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -312,13 +313,14 @@ static void arm_thread(pid_t tid)
 		sweep_dead();
 	if (nslots == capacity) {	/* no malloc: a handler's rescan may be here */
 		size_t n = capacity ? capacity * 2 : 256;
-		void *p = slots ? mremap(slots, capacity * sizeof *slots, n * sizeof *slots,
-					 MREMAP_MAYMOVE)
-			  : mmap(NULL, n * sizeof *slots, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p = statemem_map(n * sizeof *slots, 0);
 		if (p == MAP_FAILED) {
 			atomic_fetch_add(&stats.threads_unsampled, 1);
 			return;
+		}
+		if (slots) {
+			memcpy(p, slots, capacity * sizeof *slots);
+			munmap(slots, capacity * sizeof *slots);
 		}
 		slots = p;
 		capacity = n;

@@ -19,6 +19,7 @@
 
 #include "gmon/gmon_arcs.h"
 #include "gmon/gmon_layout.h"
+#include "sinks/statemem.h"
 
 struct arc {
 	uintptr_t from, self;
@@ -64,8 +65,7 @@ static _Atomic uint64_t lost;
 
 static void *map(size_t size)
 {
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = statemem_map(size, 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 

@@ -43,6 +43,7 @@
 #include "core/sampler.h"
 #include "core/stats.h"
 #include "sinks/sink.h"
+#include "sinks/statemem.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -437,8 +438,7 @@ EXPORT void monstartup(unsigned long lowpc, unsigned long highpc)
 	prof.nbins = (prof.high - prof.low) / bin;
 	prof.scale = (uint32_t)(0x10000 / (bin / 2));
 	prof.bytes = prof.nbins * sizeof *prof.counts;
-	prof.counts = mmap(NULL, prof.bytes, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	prof.counts = statemem_map(prof.bytes, 0);
 	if (prof.counts == MAP_FAILED) {
 		prof.counts = NULL;
 		pthread_mutex_unlock(&control);

@@ -13,17 +13,37 @@
  * the same signal and core dump; a signal that was sent (kill -SEGV,
  * si_code <= 0) has no faulting instruction and is sent again.
  *
+ * While the program's own handler runs, fault_program_handling() says
+ * so: our sample handler then takes nothing (a crash handler may test
+ * memory in place, see statemem.h).
+ *
  * The handler is async-signal-safe and lock-free.
  */
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
 #include "arch/context.h"
 #include "sinks/fault.h"
 #include "sinks/satadd.h"
 #include "sinks/sigown.h"
 
 static atomic_int installed;
+
+/* Until when (CLOCK_MONOTONIC ns) the program's own fault handler is
+   taken to be running; 0: it is not. */
+static _Atomic uint64_t program_until;
+
+#define PROGRAM_HANDLER_NS 2000000000u
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
@@ -34,7 +54,21 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 		*pc = fixup;
 		return;
 	}
+	/* The program's own fault, to its handler: a crash report may test
+	   the process's memory in place (redis does), and must find nothing
+	   of ours changing or reading it meanwhile.  Bounded in time, for a
+	   handler that leaves by siglongjmp rather than by returning. */
+	uint64_t now = now_ns();
+	atomic_store_explicit(&program_until, now ? now + PROGRAM_HANDLER_NS : 0,
+			      memory_order_release);
 	sigown_chain(sig, info, context);
+	atomic_store_explicit(&program_until, 0, memory_order_release);
+}
+
+int fault_program_handling(void)
+{
+	uint64_t until = atomic_load_explicit(&program_until, memory_order_acquire);
+	return until && now_ns() < until;
 }
 
 int fault_install(void)

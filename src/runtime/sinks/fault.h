@@ -11,4 +11,11 @@
  */
 int fault_install(void);
 
+/*
+ * 1 while the program's own SIGSEGV or SIGBUS handler runs (for at most
+ * 2 s, in case it leaves by siglongjmp): samples then take nothing.
+ * Async-signal-safe and lock-free.
+ */
+int fault_program_handling(void);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "sinks/sigown.h"
 #include "sinks/reserve.h"
+#include "sinks/statemem.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23	/* Linux 5.14 */
@@ -89,13 +90,15 @@ int reserve_init(struct page_reserve *r, void *base, uint64_t size)
 {
 	r->base = (uintptr_t)base;
 	r->npages = (size + PAGE - 1) / PAGE;
-	r->state = calloc(r->npages ? r->npages : 1, 1);
+	void *p = statemem_map(r->npages ? r->npages : 1, 1);
+	r->state = p == MAP_FAILED ? NULL : p;
 	return r->state ? 0 : -1;
 }
 
 void reserve_free(struct page_reserve *r)
 {
-	free((void *)r->state);
+	if (r->state)
+		munmap((void *)r->state, r->npages ? r->npages : 1);
 	r->state = NULL;
 	r->npages = 0;
 }

@@ -38,6 +38,7 @@
 #include "core/stats.h"
 #include "sinks/stack_table.h"
 #include "sinks/thread_table.h"
+#include "sinks/statemem.h"
 
 static _Atomic(struct sink_set *) current;
 static atomic_uint epoch;
@@ -69,8 +70,7 @@ struct sink_set *sinks_new(unsigned n)
 			munmap(set, set->bytes);
 		/* Whole pages: what is mapped is what a later set may reuse. */
 		size_t mapped = (bytes + 4095) & ~(size_t)4095;
-		void *p = mmap(NULL, mapped, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *p = statemem_map(mapped, 0);
 		if (p == MAP_FAILED) {
 			errno = ENOMEM;
 			return NULL;
