@@ -8,6 +8,8 @@
 # `profil report --html` and of `perf report --stdio`, one table row per
 # size, with profil's figures as ratios to perf report's.
 #   sh bench/report_scale.sh build 60 240 960
+# With REPORT_SCALE_KEEP=1 the profiles of a size already made are kept
+# and reused, so the report alone can be measured again.
 set -eu
 B=$(cd "${1:-build}" && pwd)
 shift || true
@@ -78,10 +80,14 @@ printf "%6s %6s %8s | %21s | %21s %13s | %21s %13s\n" "" "" "" "wall   cpu    rs
 	"wall   cpu    rss" "wall  cpu" "wall   cpu    rss" "wall  cpu"
 for n in "$@"; do
 	dir="$out/p$n"
-	project "$dir" "$n"
-	( cd "$dir" && "$profil" run -o "$out/run$n.prof" make -s -j2 > /dev/null 2>&1 )
-	( cd "$dir" && make -s clean && perf record -q -e cpu-clock -F 1000 \
-		-o "$out/perf$n.data" make -s -j2 > /dev/null 2>&1 )
+	if [ "${REPORT_SCALE_KEEP:-0}" != 1 ] || [ ! -d "$out/run$n.prof" ] ||
+	   [ ! -s "$out/perf$n.data" ]; then
+		rm -rf "$out/run$n.prof" "$out/perf$n.data"
+		project "$dir" "$n"
+		( cd "$dir" && "$profil" run -o "$out/run$n.prof" make -s -j2 > /dev/null 2>&1 )
+		( cd "$dir" && make -s clean && perf record -q -e cpu-clock -F 1000 \
+			-o "$out/perf$n.data" make -s -j2 > /dev/null 2>&1 )
+	fi
 	procs=$(ls "$out/run$n.prof" | wc -l)
 	perf=$(measure perf report -i "$out/perf$n.data" --stdio)
 	text=$(measure "$profil" report "$out/run$n.prof")
@@ -92,7 +98,7 @@ for n in "$@"; do
 		{ printf "%6d %6d %8s | %6.2fs %5.2fs %4dMB | %6.2fs %5.2fs %4dMB x%5.1f x%5.1f |" \
 		  " %6.2fs %5.2fs %4dMB x%5.1f x%5.1f\n", $1, $2, $3, $4, $5, $6, $7, $8, $9,
 		  r($7, $4), r($8, $5), $10, $11, $12, r($10, $4), r($11, $5) }'
-	rm -rf "$dir"
+	[ "${REPORT_SCALE_KEEP:-0}" = 1 ] || rm -rf "$dir"
 done
 echo "(wall and CPU time, peak RSS; ratios: profil's over perf report --stdio's;" \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg))"

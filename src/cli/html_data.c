@@ -254,8 +254,8 @@ static size_t object_index(const struct model *m, const struct object *o)
  * run once per function for the whole page, at most MAX_OBJDUMP times
  * (a build's page has a view for each of its hundreds of processes,
  * and the same cc1 functions are hot in most).  NULL if not. */
-static struct disasm *disasm_of(struct page *pg, const struct symbols *s,
-				const struct object *o, const struct function *fn)
+static struct dis_done *disasm_of(struct page *pg, const struct symbols *s,
+				  const struct object *o, const struct function *fn)
 {
 	struct dis_done *e = NULL;
 	for (size_t i = 0; i < pg->ndis && !e; i++)
@@ -276,16 +276,20 @@ static struct disasm *disasm_of(struct page *pg, const struct symbols *s,
 				if (len && e->d.lines[j][len - 1] == '\n')
 					e->d.lines[j][len - 1] = 0;
 			}
-		return e->ok ? &e->d : NULL;
+		return e->ok ? e : NULL;
 	}
 	if (!e->ok)
 		return NULL;
 	disasm_count(o, fn, &e->d);
-	return &e->d;
+	return e;
 }
 
 /* Functions that have samples but no embedded source: disassembled,
- * the hottest first, up to MAX_DISASM. */
+ * the hottest first, up to MAX_DISASM.  The text of each is the page's
+ * (page_shared's "dt", an object's function disassembled once for every
+ * process that has it: a build's cc1 processes share their hottest);
+ * each process has its index there and its own counts, as pairs of an
+ * instruction's line and its samples, for the lines that have some. */
 static void write_disasm(struct page *pg, FILE *f, const struct model *m,
 			 struct symbols **syms, const struct rows *fr, const int *has_source)
 {
@@ -297,18 +301,14 @@ static void write_disasm(struct page *pg, FILE *f, const struct model *m,
 		struct function fn;
 		if (has_source[i] || !s || !symbols_function(s, x->start, &fn) || fn.start != x->start)
 			continue;
-		const struct disasm *d = disasm_of(pg, s, x->object, &fn);
-		if (!d)
+		const struct dis_done *e = disasm_of(pg, s, x->object, &fn);
+		if (!e)
 			continue;
-		fprintf(f, "%s[%zu,[", done ? "," : "", i);
-		for (size_t j = 0; j < d->n; j++) {
-			if (j)
-				putc(',', f);
-			json_string(f, d->lines[j], 1);
-		}
-		fputs("],[", f);
-		for (size_t j = 0; j < d->n; j++)
-			fprintf(f, j ? ",%" PRIu64 : "%" PRIu64, d->counts[j]);
+		const struct disasm *d = &e->d;
+		fprintf(f, "%s[%zu,%zu,[", done ? "," : "", i, (size_t)(e - pg->dis));
+		for (size_t j = 0, any = 0; j < d->n; j++)
+			if (d->counts[j])
+				fprintf(f, "%s%zu,%" PRIu64, any++ ? "," : "", j, d->counts[j]);
 		fputs("]]", f);
 		done++;
 	}
@@ -692,7 +692,19 @@ void page_shared(struct page *pg, FILE *f)
 		size_t used = write_source(f, s, budget);
 		budget = used < budget ? budget - used : 0;
 	}
-	fprintf(f, "},\"srccut\":%d,\"strings\":[", pg->cut);
+	/* The functions disassembled, their lines (write_disasm). */
+	fprintf(f, "},\"srccut\":%d,\"dt\":[", pg->cut);
+	for (size_t i = 0; i < pg->ndis; i++) {
+		const struct disasm *d = &pg->dis[i].d;
+		fputs(i ? ",[" : "[", f);
+		for (size_t j = 0; pg->dis[i].ok && j < d->n; j++) {
+			if (j)
+				putc(',', f);
+			json_string(f, d->lines[j], 1);
+		}
+		putc(']', f);
+	}
+	fputs("],\"strings\":[", f);
 	for (size_t i = 0; i < pg->nstrings; i++) {
 		if (i)
 			putc(',', f);

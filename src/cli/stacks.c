@@ -87,7 +87,12 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 	for (int i = 0; i < PROFILE_STOP_COUNT; i++)
 		ms->stop[i] += x->stop[i];
 	size_t *row = entry_rows(m, p, rows), hint = 0;
-	for (uint64_t k = 0; k < p->nstacks; k++) {
+	/* Only the slots the file holds: a table of 65536 slots with a
+	   hundred stacks is mostly holes, and each page of one read costs
+	   a fault. */
+	for (uint64_t k = 0, end; (k = profile_data(p, p->stacks, sizeof *p->stacks, p->nstacks, k,
+						    &end)) < p->nstacks;)
+	for (; k < end; k++) {
 		const struct profile_stack *st = &p->stacks[k];
 		const uint64_t *pcs = profile_stack_pcs(p, st);
 		if (!pcs)

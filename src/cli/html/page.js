@@ -59,7 +59,11 @@
 		p.inlOf = new Map();
 		for (let i = 0; i + 1 < p.inl.length; i += 2) p.inlOf.set(p.inl[i], p.inl[i + 1]);
 		p.disOf = new Map();
-		for (const d of p.dis) p.disOf.set(d[0], d);
+		for (const d of p.dis) {	/* the page's text, the process's counts */
+			const lines = D.dt[d[1]], counts = new Array(lines.length).fill(0);
+			for (let k = 0; k + 1 < d[2].length; k += 2) counts[d[2][k]] = d[2][k + 1];
+			p.disOf.set(d[0], [d[0], lines, counts]);
+		}
 		p.total = p.head.samples || 1;
 		p.lower = null;
 		p.ready = true;
