@@ -28,15 +28,31 @@ struct process {
 	const char *file;	/* NULL for the sum of every file */
 };
 
-/* Read the files into p; -1 after one line if one cannot be read. */
-static int load(struct process *p, char **files, size_t n, const char *exe)
+/*
+ * Read the files into the sum, procs[0], and each into its own view,
+ * procs[1 + i], if there are several: each file is read once for both.
+ * -1 after one line if one cannot be read.
+ */
+static int open_view(struct process *p);
+
+static int load(struct process *procs, char **files, size_t nfiles, const char *exe)
 {
-	memset(&p->m, 0, sizeof p->m);
-	p->m.exe = exe;
-	p->syms = NULL;
-	for (size_t i = 0; i < n; i++)
-		if (model_add_file(&p->m, files[i]) != 0)
+	size_t n = nfiles > 1 ? nfiles + 1 : 1;
+	for (size_t i = 0; i < n; i++) {
+		memset(&procs[i], 0, sizeof procs[i]);
+		procs[i].m.exe = exe;
+		procs[i].file = i ? files[i - 1] : nfiles == 1 ? files[0] : NULL;
+	}
+	for (size_t i = 0; i < nfiles; i++)
+		if (model_add_file2(&procs[0].m, n > 1 ? &procs[1 + i].m : NULL, files[i]) != 0)
 			return -1;
+	return open_view(&procs[0]);
+}
+
+/* The model finished, the symbols of its objects open: shared with the
+ * sum's (symbols.c), which has them all. */
+static int open_view(struct process *p)
+{
 	model_finish(&p->m);
 	p->syms = xmalloc((p->m.nobjects + 1) * sizeof *p->syms);
 	memset(p->syms, 0, (p->m.nobjects + 1) * sizeof *p->syms);
@@ -48,6 +64,7 @@ static void unload(struct process *p)
 	for (size_t i = 0; p->syms && i < p->m.nobjects; i++)
 		symbols_close(p->syms[i]);
 	free(p->syms);
+	p->syms = NULL;
 	model_free(&p->m);
 }
 
@@ -146,29 +163,37 @@ static void process_label(FILE *f, const struct process *p, size_t nfiles)
 	json_string(f, label, 1);
 }
 
-static void data(FILE *f, FILE *stacks, struct page *pg, struct process *procs, size_t n,
-		 size_t nfiles)
+/* The views: the sum, then each file's, if there are several, each
+ * unloaded once written.  -1 after one line if the symbols of one
+ * cannot be had. */
+static int data(FILE *f, FILE *stacks, struct page *pg, struct process *procs, size_t n)
 {
 	fputs("{\"v\":1,\"procs\":[", f);
 	for (size_t i = 0; i < n; i++) {
+		struct process *p = &procs[i];
+		if (i && open_view(p) != 0)
+			return -1;
 		fputs(i ? ",{\"label\":" : "{\"label\":", f);
-		process_label(f, &procs[i], nfiles);
+		process_label(f, p, n > 1 ? n - 1 : 1);
 		putc(',', f);
-		header(f, &procs[i].m);
-		warnings(f, &procs[i].m);
+		header(f, &p->m);
+		warnings(f, &p->m);
 		putc(',', f);
 		fputs(i ? "," : "[", stacks);
-		page_process(pg, f, stacks, &procs[i].m, procs[i].syms);
+		page_process(pg, f, stacks, &p->m, p->syms);
 		putc('}', f);
+		if (i)
+			unload(p);
 	}
 	fputs("],", f);
 	page_shared(pg, f);
 	putc('}', f);
+	return 0;
 }
 
 /* The template with its markers filled in.  The stacks are a block of
  * their own after the data, made with it (they share its strings). */
-static void page(FILE *f, struct page *pg, struct process *procs, size_t n, size_t nfiles)
+static int page(FILE *f, struct page *pg, struct process *procs, size_t n)
 {
 	static const char *const marks[] = { "@TITLE@", "@STYLE@", "@DATA@", "@SCRIPT@", "@STACKS@" };
 	const char *t = html_asset_page;
@@ -200,7 +225,11 @@ static void page(FILE *f, struct page *pg, struct process *procs, size_t n, size
 			fputs(html_asset_style, f);
 			fputs(html_asset_flame_style, f);
 		} else if (which == 2) {
-			data(f, sf, pg, procs, n, nfiles);
+			if (data(f, sf, pg, procs, n) != 0) {
+				fclose(sf);
+				free(stacks);
+				return -1;
+			}
 			putc(']', sf);
 			if (fflush(sf) != 0) {
 				error_line("out of memory");
@@ -215,6 +244,7 @@ static void page(FILE *f, struct page *pg, struct process *procs, size_t n, size
 	}
 	fclose(sf);
 	free(stacks);
+	return 0;
 }
 
 int html_report(const char *out, char **files, const char *exe)
@@ -239,14 +269,7 @@ int html_report(const char *out, char **files, const char *exe)
 	/* The sum first; then each file, if there are several. */
 	size_t n = nfiles > 1 ? nfiles + 1 : 1;
 	struct process *procs = xmalloc(n * sizeof *procs);
-	memset(procs, 0, n * sizeof *procs);
-	int status = 0;
-	size_t loaded = 0;
-	for (size_t i = 0; i < n && !status; i++, loaded++) {
-		procs[i].file = i ? files[i - 1] : nfiles == 1 ? files[0] : NULL;
-		if (load(&procs[i], i ? &files[i - 1] : files, i ? 1 : nfiles, exe) != 0)
-			status = 1;
-	}
+	int status = load(procs, files, nfiles, exe) != 0;
 	/* The objects are known now: their files are not outputs either. */
 	if (!status && output_refused("--html", out, files, exe, &procs[0].m))
 		status = 2;
@@ -259,10 +282,11 @@ int html_report(const char *out, char **files, const char *exe)
 	}
 	if (!status) {
 		struct page *pg = page_new();
-		page(f, pg, procs, n, nfiles);
+		if (page(f, pg, procs, n) != 0)
+			status = 1;
 		page_free(pg);
 	}
-	for (size_t i = 0; i < loaded; i++)
+	for (size_t i = 0; i < n; i++)
 		unload(&procs[i]);
 	free(procs);
 	if (!status && (fflush(f) != 0 || ferror(f) || fsync(fd) != 0)) {

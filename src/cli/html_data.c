@@ -284,6 +284,84 @@ static struct dis_done *disasm_of(struct page *pg, const struct symbols *s,
 	return e;
 }
 
+/* The entry of fn of s, or NULL if it has none yet. */
+static struct dis_done *dis_find(struct page *pg, const struct symbols *s, uint64_t start)
+{
+	for (size_t i = 0; i < pg->ndis; i++)
+		if (pg->dis[i].syms == s && pg->dis[i].start == start)
+			return &pg->dis[i];
+	return NULL;
+}
+
+/* A function of fr that write_disasm shows if it can: samples, no
+ * source, symbols that name it. */
+static int dis_wanted(const struct model *m, struct symbols **syms, const struct rows *fr,
+		      const int *has_source, size_t i, struct function *fn)
+{
+	const struct row *x = &fr->v[i];
+	struct symbols *s = syms[object_index(m, x->object)];
+	return !has_source[i] && s && symbols_function(s, x->start, fn) && fn->start == x->start;
+}
+
+#define DIS_AHEAD 4	/* objdump runs under way at once */
+
+/*
+ * The entries write_disasm will make, made first with up to DIS_AHEAD
+ * objdump runs at a time: most of a run is objdump reading the object's
+ * symbols and line tables (libc's debug file), not output.  The same
+ * entries, in the same order, as write_disasm would make one by one,
+ * taking each as disassembled; if one is not, write_disasm makes the
+ * ones after it itself.
+ */
+static void dis_prefetch(struct page *pg, const struct model *m, struct symbols **syms,
+			 const struct rows *fr, const int *has_source)
+{
+	struct { FILE *p; struct dis_done *e; const struct object *o; struct function fn; }
+		run[DIS_AHEAD];
+	size_t first = pg->ndis, started = 0, ended = 0, done = 0;
+	if (!pg->dis)
+		pg->dis = xmalloc(MAX_OBJDUMP * sizeof *pg->dis);
+	for (size_t i = 0; i < fr->n && done < MAX_DISASM; i++) {
+		struct function fn;
+		if (!dis_wanted(m, syms, fr, has_source, i, &fn))
+			continue;
+		const struct symbols *s = syms[object_index(m, fr->v[i].object)];
+		struct dis_done *e = dis_find(pg, s, fn.start);
+		if (e) {
+			done += e->ok || e >= pg->dis + first;
+			continue;
+		}
+		if (pg->ndis == MAX_OBJDUMP)
+			continue;
+		e = &pg->dis[pg->ndis++];
+		e->syms = s;
+		e->start = fn.start;
+		e->ok = 0;
+		memset(&e->d, 0, sizeof e->d);
+		if (started - ended == DIS_AHEAD) {	/* the oldest first */
+			size_t k = ended++ % DIS_AHEAD;
+			run[k].e->ok = disasm_end(run[k].p, run[k].o, &run[k].fn, &run[k].e->d, 1) == 0;
+		}
+		size_t k = started++ % DIS_AHEAD;
+		run[k].e = e;
+		run[k].o = fr->v[i].object;
+		run[k].fn = fn;
+		run[k].p = disasm_begin(run[k].o, &fn, 1);
+		done++;
+	}
+	while (ended < started) {
+		size_t k = ended++ % DIS_AHEAD;
+		run[k].e->ok = disasm_end(run[k].p, run[k].o, &run[k].fn, &run[k].e->d, 1) == 0;
+	}
+	for (size_t i = first; i < pg->ndis; i++)	/* the page's lines have no newline */
+		for (size_t j = 0; pg->dis[i].ok && j < pg->dis[i].d.n; j++) {
+			char *line = pg->dis[i].d.lines[j];
+			size_t len = strlen(line);
+			if (len && line[len - 1] == '\n')
+				line[len - 1] = 0;
+		}
+}
+
 /* Functions that have samples but no embedded source: disassembled,
  * the hottest first, up to MAX_DISASM.  The text of each is the page's
  * (page_shared's "dt", an object's function disassembled once for every
@@ -293,13 +371,14 @@ static struct dis_done *disasm_of(struct page *pg, const struct symbols *s,
 static void write_disasm(struct page *pg, FILE *f, const struct model *m,
 			 struct symbols **syms, const struct rows *fr, const int *has_source)
 {
+	dis_prefetch(pg, m, syms, fr, has_source);
 	fputs(",\"dis\":[", f);
 	size_t done = 0;
 	for (size_t i = 0; i < fr->n && done < MAX_DISASM; i++) {
 		const struct row *x = &fr->v[i];
 		struct symbols *s = syms[object_index(m, x->object)];
 		struct function fn;
-		if (has_source[i] || !s || !symbols_function(s, x->start, &fn) || fn.start != x->start)
+		if (!dis_wanted(m, syms, fr, has_source, i, &fn))
 			continue;
 		const struct dis_done *e = disasm_of(pg, s, x->object, &fn);
 		if (!e)

@@ -272,20 +272,37 @@ static int add_unthreaded(struct model *m, const char *path,
 static void add_outside(struct model *m, const struct profile *p);
 static int perf_map(const struct profile_header *h, char *path, size_t len);
 
+static void add_profile(struct model *m, const struct profile *p);
+
 int model_add_file(struct model *m, const char *path)
 {
+	return model_add_file2(m, NULL, path);
+}
+
+int model_add_file2(struct model *m, struct model *also, const char *path)
+{
 	int classic = add_unthreaded(m, path, model_add_classic);
+	if (classic == 1 && gmon_is_file(path))
+		classic = add_unthreaded(m, path, add_gmon);
 	if (classic != 1)
-		return classic;
+		return classic || !also ? classic : model_add_file(also, path);
 	struct profile p;
 	char why[512];
-	if (gmon_is_file(path))
-		return add_unthreaded(m, path, add_gmon);
 	if (profile_open(&p, path, why, sizeof why) != 0) {
 		error_line("%s: %s", path, why);
 		return -1;
 	}
-	const struct profile_header *h = p.header;
+	add_profile(m, &p);
+	if (also)
+		add_profile(also, &p);
+	profile_close(&p);
+	return 0;
+}
+
+/* A profile file (src/format/profile.h) into m. */
+static void add_profile(struct model *m, const struct profile *p)
+{
+	const struct profile_header *h = p->header;
 	if (m->nfiles == 0 || h->hz > m->hz)
 		m->hz = h->hz;
 	if (h->backend)
@@ -296,7 +313,7 @@ int model_add_file(struct model *m, const char *path)
 	m->no_kernel |= !!(h->flags & PROFILE_F_NO_KERNEL);
 	m->unfinished += h->state != PROFILE_COMPLETE;
 	char command[sizeof h->command + 1];
-	const char *program = profile_program(&p, command, sizeof command);
+	const char *program = profile_program(p, command, sizeof command);
 	if (h->state != PROFILE_COMPLETE && (h->end_status & PROFILE_END_SEEN)) {
 		m->end_status = m->ended ? m->end_status : h->end_status & 0xffff;
 		m->ended++;
@@ -305,7 +322,7 @@ int model_add_file(struct model *m, const char *path)
 		m->running++;
 	}
 	/* A running file's counters went on after its statistics. */
-	uint64_t extra = p.counted - h->counted;
+	uint64_t extra = p->counted - h->counted;
 	m->taken += h->taken + extra;
 	m->counted += h->counted + extra;
 	m->outside += h->outside;
@@ -319,7 +336,7 @@ int model_add_file(struct model *m, const char *path)
 	m->threads_unsampled += h->threads_unsampled;
 	m->threads_fallback += h->threads_fallback;
 	m->system += h->system;
-	m->system_files += p.has_system;
+	m->system_files += p->has_system;
 	if (!m->start_ns || h->start_ns < m->start_ns)
 		m->start_ns = h->start_ns;
 	if (h->update_ns > m->end_ns)
@@ -338,9 +355,9 @@ int model_add_file(struct model *m, const char *path)
 	}
 	m->nfiles++;
 	origins_note(&m->origins, h->run_id, program);
-	size_t *objs = xmalloc((p.nsegs + 1) * sizeof *objs);
-	for (size_t i = 0; i < p.nsegs; i++) {
-		const struct profile_segment *s = p.segs[i].head;
+	size_t *objs = xmalloc((p->nsegs + 1) * sizeof *objs);
+	for (size_t i = 0; i < p->nsegs; i++) {
+		const struct profile_segment *s = p->segs[i].head;
 		struct object *o = find_object(m, s->path, s->build_id, s->build_id_len, s->bias,
 					       (int)s->flags);
 		add_range(o, s->vaddr, s->length, s->file_offset);
@@ -349,21 +366,21 @@ int model_add_file(struct model *m, const char *path)
 	/* A stack's frames in JIT code are named by the process's perf
 	   map, as its flat samples there are. */
 	char map[64];
-	objs[p.nsegs] = p.nstacks && perf_map(h, map, sizeof map)
+	objs[p->nsegs] = p->nstacks && perf_map(h, map, sizeof map)
 				? (size_t)(find_object(m, map, NULL, 0, 0, OBJECT_ANON) - m->objects)
 				: SIZE_MAX;
 	size_t rows = m->nthread_rows;
-	model_add_threads(m, &p, objs);
-	stacks_add_file(m, &p, objs, rows);
+	model_add_threads(m, p, objs);
+	stacks_add_file(m, p, objs, rows);
 	free(objs);
-	for (size_t i = 0; i < p.nsegs && !m->filter; i++) {
-		const struct profile_seg_view *v = &p.segs[i];
+	for (size_t i = 0; i < p->nsegs && !m->filter; i++) {
+		const struct profile_seg_view *v = &p->segs[i];
 		const struct profile_segment *s = v->head;
 		struct object *o = find_object(m, s->path, s->build_id, s->build_id_len, s->bias,
 					       (int)s->flags);
 		/* Only the counters the file holds: most of a big object's
 		   are holes, never sampled. */
-		for (uint64_t k = 0, end; (k = profile_data(&p, v->counters, s->width, s->ncounters,
+		for (uint64_t k = 0, end; (k = profile_data(p, v->counters, s->width, s->ncounters,
 							      k, &end)) < s->ncounters;) {
 			for (; k < end; k++) {
 				uint64_t c = profile_count(v, k), first, last;
@@ -377,9 +394,7 @@ int model_add_file(struct model *m, const char *path)
 		}
 	}
 	if (!m->filter && h->outside)
-		add_outside(m, &p);
-	profile_close(&p);
-	return 0;
+		add_outside(m, p);
 }
 
 void model_outside(struct model *m, uint64_t first, uint64_t last, uint64_t n)

@@ -134,6 +134,8 @@ struct model {
  * wrong, and returns -1, if it cannot be read.
  */
 int model_add_file(struct model *m, const char *path);
+/* The same, into also too if not NULL: the file read once for both. */
+int model_add_file2(struct model *m, struct model *also, const char *path);
 
 /*
  * Add a pcsample file or a mon.out (classic.c): 0, -1 after printing why

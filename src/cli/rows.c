@@ -262,14 +262,13 @@ void rows_free(struct rows *r)
 	memset(r, 0, sizeof *r);
 }
 
-int disasm_function(const struct object *o, const struct function *f, struct disasm *d, int quiet)
+FILE *disasm_begin(const struct object *o, const struct function *f, int quiet)
 {
-	memset(d, 0, sizeof *d);
 	if (o->flags & OBJECT_ANON) {
 		if (!quiet)
 			error_line("%s: JIT or anonymous code: no file to disassemble it from",
 				   f->name);
-		return -1;
+		return NULL;
 	}
 	uint64_t end = f->start + (f->size ? f->size : 1);
 	/* The file as profiled: perhaps --exe, --symfs's or the cache's copy. */
@@ -280,18 +279,24 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 	if (strchr(path, '\'')) {
 		if (!quiet)
 			error_line("%s: a quote in the name: cannot annotate", path);
-		return -1;
+		return NULL;
 	}
 	char cmd[8192];
 	snprintf(cmd, sizeof cmd,
 		 "objdump -d -l -C --no-show-raw-insn --start-address=0x%" PRIx64
 		 " --stop-address=0x%" PRIx64 " '%s' 2>&1", f->start, end, path);
 	FILE *p = popen(cmd, "r");
-	if (!p) {
-		if (!quiet)
-			error_line("cannot run objdump: %s", strerror(errno));
+	if (!p && !quiet)
+		error_line("cannot run objdump: %s", strerror(errno));
+	return p;
+}
+
+int disasm_end(FILE *p, const struct object *o, const struct function *f, struct disasm *d,
+	       int quiet)
+{
+	memset(d, 0, sizeof *d);
+	if (!p)
 		return -1;
-	}
 	/* Read every instruction's address first, to give each bin to the
 	 * instruction that holds its last byte. */
 	char line[4096];
@@ -328,6 +333,11 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 	}
 	disasm_count(o, f, d);
 	return 0;
+}
+
+int disasm_function(const struct object *o, const struct function *f, struct disasm *d, int quiet)
+{
+	return disasm_end(disasm_begin(o, f, quiet), o, f, d, quiet);
 }
 
 void disasm_count(const struct object *o, const struct function *f, struct disasm *d)

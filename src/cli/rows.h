@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "model.h"
 #include "symbols.h"
@@ -91,6 +92,12 @@ struct disasm {
  */
 int disasm_function(const struct object *o, const struct function *f, struct disasm *d,
 		    int quiet);
+/* The same in two steps, so that several objdump runs can be under way
+   at once: objdump started (NULL after a line saying why, unless quiet),
+   and its output read into d (0, or -1 as disasm_function). */
+FILE *disasm_begin(const struct object *o, const struct function *f, int quiet);
+int disasm_end(FILE *p, const struct object *o, const struct function *f, struct disasm *d,
+	       int quiet);
 /* d's samples and counts again, from the bins of o (another process's
    model of the same object). */
 void disasm_count(const struct object *o, const struct function *f, struct disasm *d);
