@@ -68,6 +68,7 @@ struct made {
 	struct profile_stack slots[8];
 	uint64_t frames[64];
 	struct profile p;
+	struct profile_extent whole;
 	struct model m;
 	struct symbols *syms[2];
 	struct stacks s;
@@ -102,6 +103,13 @@ static void make(struct made *x, const struct thread_filter *filter)
 	x->h.pid = 1;
 	x->threads[1] = (struct profile_thread){ .tid = 100, .owner = 1, .comm = "worker",
 						 .samples = 82 };
+	/* The "file" is this struct, data throughout (no holes), as
+	   profile_open describes what it read. */
+	x->p.map = x;
+	x->p.map_size = sizeof *x;
+	x->whole = (struct profile_extent){ 0, sizeof *x };
+	x->p.extents = &x->whole;
+	x->p.nextents = 1;
 	x->p.header = &x->h;
 	x->p.segs = &x->view;
 	x->p.nsegs = 1;
