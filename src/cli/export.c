@@ -632,7 +632,7 @@ done:
 
 static const struct opt export_opts[] = {
 	{ "format", 'f', 'f', "FORMAT", "pprof, gmon (gprof) or folded (flame graphs)" },
-	{ "output", 'o', 'o', "FILE", "the file to write (never a profile or an input; - for standard output)" },
+	{ "output", 'o', 'o', "FILE", "the file to write (- for standard output)" },
 	{ "object", 'O', 'O', "NAME", "gmon: the object to export, by default the program" },
 	{ "exe", 'e', 'e', "PROGRAM", "the program profiled, if no longer where it was" },
 	{ "symfs", 0, 'S', "DIR", "look objects up under DIR first" },
