@@ -51,6 +51,7 @@ grep -q '<svg id="flame"' diff.html || no "the diff page has no flame graph"
 frame() {	# frame FUNCTION: "change,red,blue" of its frame under main
 	tr '\n' ' ' < diff.html | sed 's/<g>/\n<g>/g' | awk -v fn="$1" '
 		index($0, "<title>" fn " (prog): ") {
+			sub(/<\/g>.*/, "")
 			t = $0; sub(/.*, /, "", t); sub(/ points.*/, "", t)
 			c = $0; sub(/.*fill="rgb\(/, "", c); sub(/\).*/, "", c); split(c, rgb, ",")
 			print t "," rgb[1] "," rgb[3]; exit }'

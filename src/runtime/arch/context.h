@@ -1,5 +1,5 @@
 /*
- * context.h - the interrupted pc in a signal handler's ucontext, from
+ * context.h - the interrupted pc and sp in a signal handler's ucontext, from
  * the file of the processor the library is built for.
  * Async-signal-safe.
  */
@@ -15,6 +15,12 @@
 
 /* An unknown machine: no pc, so fault.c never resumes a fault. */
 static inline uintptr_t *context_pc(void *context)
+{
+	(void)context;
+	return 0;
+}
+
+static inline uintptr_t context_sp(const void *context)
 {
 	(void)context;
 	return 0;

@@ -18,4 +18,11 @@ static inline uintptr_t *context_pc(void *context)
 	return (uintptr_t *)&uc->uc_mcontext.pc;
 }
 
+/* The interrupted stack pointer. */
+static inline uintptr_t context_sp(const void *context)
+{
+	const ucontext_t *uc = context;
+	return (uintptr_t)uc->uc_mcontext.sp;
+}
+
 #endif

@@ -16,4 +16,11 @@ static inline uintptr_t *context_pc(void *context)
 	return (uintptr_t *)&uc->uc_mcontext.gregs[REG_RIP];
 }
 
+/* The interrupted stack pointer. */
+static inline uintptr_t context_sp(const void *context)
+{
+	const ucontext_t *uc = context;
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+}
+
 #endif

@@ -354,7 +354,7 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	int saved_errno = errno;
 	/* Nothing while the program handles a fault of its own: a crash
 	   report may be testing memory in place (fault.h). */
-	if (fault_program_handling()) {
+	if (fault_program_handling(context)) {
 		errno = saved_errno;
 		return;
 	}

@@ -13,9 +13,9 @@
  * the same signal and core dump; a signal that was sent (kill -SEGV,
  * si_code <= 0) has no faulting instruction and is sent again.
  *
- * While the program's own handler runs, fault_program_handling() says
- * so: our sample handler then takes nothing (a crash handler may test
- * memory in place, see statemem.h).
+ * While the program's own handler runs in a thread, fault_program_handling()
+ * says so there: our sample handler then takes nothing in that thread (a
+ * crash handler may test memory in place, see statemem.h).
  *
  * The handler is async-signal-safe and lock-free.
  */
@@ -31,11 +31,16 @@
 
 static atomic_int installed;
 
-/* Until when (CLOCK_MONOTONIC ns) the program's own fault handler is
-   taken to be running; 0: it is not. */
-static _Atomic uint64_t program_until;
+/* In this thread, the frame of ours under the program's fault handler
+   (0: none), and until when (CLOCK_MONOTONIC ns) it may be believed. */
+static __thread uintptr_t program_frame __attribute__((tls_model("initial-exec")));
+static __thread uint64_t program_until __attribute__((tls_model("initial-exec")));
 
-#define PROGRAM_HANDLER_NS 2000000000u
+/* A sample this far below that frame is still in the handler; farther,
+   on another stack. */
+#define HANDLER_STACK ((uintptr_t)8 << 20)
+
+#define PROGRAM_HANDLER_NS 10000000000u
 
 static uint64_t now_ns(void)
 {
@@ -56,19 +61,30 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 	}
 	/* The program's own fault, to its handler: a crash report may test
 	   the process's memory in place (redis does), and must find nothing
-	   of ours changing or reading it meanwhile.  Bounded in time, for a
-	   handler that leaves by siglongjmp rather than by returning. */
-	uint64_t now = now_ns();
-	atomic_store_explicit(&program_until, now ? now + PROGRAM_HANDLER_NS : 0,
-			      memory_order_release);
+	   of ours changing or reading it meanwhile. */
+	uintptr_t outer_frame = program_frame;
+	uint64_t outer_until = program_until;
+	program_frame = (uintptr_t)__builtin_frame_address(0);
+	program_until = now_ns() + PROGRAM_HANDLER_NS;
 	sigown_chain(sig, info, context);
-	atomic_store_explicit(&program_until, 0, memory_order_release);
+	program_frame = outer_frame;
+	program_until = outer_until;
 }
 
-int fault_program_handling(void)
+int fault_program_handling(const void *context)
 {
-	uint64_t until = atomic_load_explicit(&program_until, memory_order_acquire);
-	return until && now_ns() < until;
+	uintptr_t frame = program_frame;
+	if (!frame)
+		return 0;
+	/* Below our frame on the same stack: still in the handler.  Above
+	   it, or on another stack, the handler was left by a longjmp (it
+	   may run with its own signal unblocked, SA_NODEFER, as redis's
+	   does, so the mask cannot tell). */
+	uintptr_t sp = context_sp(context);
+	if (sp && sp < frame && frame - sp < HANDLER_STACK && now_ns() < program_until)
+		return 1;
+	program_frame = 0;
+	return 0;
 }
 
 int fault_install(void)

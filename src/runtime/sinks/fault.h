@@ -12,10 +12,13 @@
 int fault_install(void);
 
 /*
- * 1 while the program's own SIGSEGV or SIGBUS handler runs (for at most
- * 2 s, in case it leaves by siglongjmp): samples then take nothing.
+ * 1 if the sample that interrupted context (a signal handler's ucontext)
+ * did so in this thread while the program's own SIGSEGV or SIGBUS
+ * handler runs: it should take nothing.  A handler left by a longjmp is
+ * seen as left at the next sample above its frame (or on another stack),
+ * and after 10 s in any case.
  * Async-signal-safe and lock-free.
  */
-int fault_program_handling(void);
+int fault_program_handling(const void *context);
 
 #endif
