@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +30,12 @@ static _Atomic uintptr_t arena_next, arena_end;
 
 static void *memfd_map(size_t size)
 {
+	/* A memfd longer than RLIMIT_FSIZE is refused with SIGXFSZ, which
+	   would kill the program: within it, or anonymous memory. */
+	struct rlimit fsize;
+	if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &fsize) != 0
+	    || (fsize.rlim_cur != RLIM_INFINITY && size > fsize.rlim_cur))
+		return MAP_FAILED;
 	int fd = (int)syscall(SYS_memfd_create, "profil", MFD_CLOEXEC);
 	if (fd < 0)
 		return MAP_FAILED;

@@ -8,8 +8,9 @@
  * our counters do while samples come in.  Mapped from a memfd
  * (privately: a fork's child gets its copy, as with anonymous memory),
  * our state is listed as /memfd:profil, a file, which such scans skip.
- * Where no memfd can be had (an old kernel, no descriptor left), plain
- * anonymous memory.  Async-signal-safe and lock-free.
+ * Where no memfd can be had (an old kernel, no descriptor left, an
+ * RLIMIT_FSIZE below its size), plain anonymous memory.
+ * Async-signal-safe and lock-free.
  */
 #ifndef PROFIL_STATEMEM_H
 #define PROFIL_STATEMEM_H
