@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -28,8 +29,33 @@
 #define ARENA_SIZE ((size_t)64 << 20)
 static _Atomic uintptr_t arena_next, arena_end;
 
+/* Under a seccomp filter memfd_create may kill the process (a filter
+   cannot be read back): anonymous memory there.  Asked each time, as a
+   program may install one at any time; only a new arena asks. */
+static int seccomp_on(void)
+{
+	char buf[4096];
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	ssize_t n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = '\0';
+	const char *at = strstr(buf, "\nSeccomp:");
+	if (!at)
+		return 0;	/* a kernel without seccomp */
+	at += strlen("\nSeccomp:");
+	while (*at == ' ' || *at == '\t')
+		at++;
+	return *at != '0';
+}
+
 static void *memfd_map(size_t size)
 {
+	if (seccomp_on())
+		return MAP_FAILED;
 	/* A memfd longer than RLIMIT_FSIZE is refused with SIGXFSZ, which
 	   would kill the program: within it, or anonymous memory. */
 	struct rlimit fsize;

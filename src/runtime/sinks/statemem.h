@@ -9,7 +9,8 @@
  * (privately: a fork's child gets its copy, as with anonymous memory),
  * our state is listed as /memfd:profil, a file, which such scans skip.
  * Where no memfd can be had (an old kernel, no descriptor left, an
- * RLIMIT_FSIZE below its size), plain anonymous memory.
+ * RLIMIT_FSIZE below its size, a seccomp filter that might kill the
+ * process for trying), plain anonymous memory.
  * Async-signal-safe and lock-free.
  */
 #ifndef PROFIL_STATEMEM_H
