@@ -71,6 +71,15 @@ struct symbols {
 	struct name *names;	/* demangled names handed out, kept: a hash
 				   table of cap entries (raw NULL: empty) */
 	size_t nnames, cap;
+	/* The answer for each address asked already: a report asks again
+	   for each process, each view, each stack (a hash table of capfound
+	   entries, by addr; used 0: empty). */
+	struct found_at {
+		uint64_t addr;
+		struct function f;
+		int named, used;
+	} *found;
+	size_t nfound, capfound;
 	uint64_t last_start, last_size;	/* the last function found */
 	const char *last_name;
 	struct symtab *tab;	/* made at the first lookup */
@@ -274,6 +283,7 @@ void symbols_close(struct symbols *s)
 		free(s->names[i].demangled);
 	}
 	free(s->names);
+	free(s->found);
 	symtab_free(s->tab);
 	for (size_t i = 0; i < s->njit; i++)
 		free(s->jit[i].name);
@@ -400,10 +410,49 @@ static const char *frame_name(struct symbols *s, uint64_t start)
  * start or later, else OBJECT+0xSTART), then a symbol without a size
  * (up to addr), which libdwfl takes only past the end of every sized one.
  */
+static int function_at(struct symbols *s, uint64_t addr, struct function *f);
+
+static size_t addr_hash(uint64_t addr, size_t cap)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+	return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
 int symbols_function(struct symbols *s, uint64_t addr, struct function *f)
 {
 	if (!s->mod)
 		return jit_function(s, addr, f);
+	if (2 * (s->nfound + 1) > s->capfound) {
+		size_t cap = s->capfound ? 2 * s->capfound : 1024;
+		struct found_at *t = xmalloc(cap * sizeof *t);
+		memset(t, 0, cap * sizeof *t);
+		for (size_t i = 0; i < s->capfound; i++) {
+			if (!s->found[i].used)
+				continue;
+			size_t k = addr_hash(s->found[i].addr, cap);
+			while (t[k].used)
+				k = (k + 1) & (cap - 1);
+			t[k] = s->found[i];
+		}
+		free(s->found);
+		s->found = t;
+		s->capfound = cap;
+	}
+	size_t k = addr_hash(addr, s->capfound);
+	for (; s->found[k].used; k = (k + 1) & (s->capfound - 1))
+		if (s->found[k].addr == addr) {
+			*f = s->found[k].f;
+			return s->found[k].named;
+		}
+	int named = function_at(s, addr, f);
+	s->found[k] = (struct found_at){ addr, named ? *f : (struct function){ NULL, 0, 0 },
+					 named, 1 };
+	s->nfound++;
+	return named;
+}
+
+static int function_at(struct symbols *s, uint64_t addr, struct function *f)
+{
 	if (s->last_name && addr >= s->last_start && addr - s->last_start < s->last_size) {
 		*f = (struct function){ s->last_name, s->last_start, s->last_size };
 		return 1;
