@@ -5,8 +5,10 @@
  * building the unwind table of libc from its .eh_frame, the same table
  * in every process of the run.  The first process to build an object's
  * table leaves it in PROFIL_RUN_DIR/.unwind under the object's build ID
- * and the place of its .eh_frame_hdr; the others read it (a read of
- * 170 KiB for libc, not 30 000 rows interpreted).  An object without a
+ * and the place of its .eh_frame_hdr; the others map it (libc's 170 KiB
+ * of rows shared in the page cache, not 30 000 rows interpreted).  The
+ * files are never written in place (a new one is linked whole), so a
+ * mapping never sees one change.  An object without a
  * build ID is built every time.  A table is written whole or not at all
  * (outfile.c), and one that does not add up is ignored and built.
  *
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,6 +85,31 @@ static void tail_name(char *dst, size_t size, const char *name)
 	strcpy(dst, tail);
 }
 
+/*
+ * The table read in: mapped from the file where no library was ever
+ * closed (no hole of a dlclose for the mapping to take, which would send
+ * the library opened again elsewhere, table.c), so that the run's
+ * processes share libc's 170 KiB of rows in the page cache rather than
+ * each copy them into fresh pages; read into malloc's memory otherwise.
+ */
+static void *read_table(const struct dl_phdr_info *info, int fd, uint64_t size, size_t *mapped)
+{
+	*mapped = 0;
+	if (info->dlpi_subs == 0) {
+		void *m = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m != MAP_FAILED) {
+			*mapped = size;
+			return m;
+		}
+	}
+	uint8_t *mem = malloc(size + 8);
+	if (mem && read_all(fd, mem, size) != 0) {
+		free(mem);
+		mem = NULL;
+	}
+	return mem;
+}
+
 static int load(const void *arg, struct unwind_object *out)
 {
 	const struct dl_phdr_info *info = arg;
@@ -91,18 +119,21 @@ static int load(const void *arg, struct unwind_object *out)
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -1;
-	struct head h;
 	struct stat st;
+	size_t mapped = 0;
 	uint8_t *mem = NULL;
-	if (fstat(fd, &st) != 0 || read_all(fd, &h, sizeof h) != 0 || memcmp(h.magic, MAGIC, 8)
-	    || !h.nrows || !h.nrules || h.nrules > 65536 || h.nrows > (1u << 28)
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(struct head)
+	    || st.st_size > (off_t)1 << 32
+	    || !(mem = read_table(info, fd, (uint64_t)st.st_size, &mapped)))
+		goto fail;
+	struct head h;
+	memcpy(&h, mem, sizeof h);
+	if (memcmp(h.magic, MAGIC, 8) || !h.nrows || !h.nrules || h.nrules > 65536
+	    || h.nrows > (1u << 28)
 	    || h.bytes != (uint64_t)h.nrows * 6 + (uint64_t)h.nrules * sizeof(struct unwind_rule)
 	    || (uint64_t)st.st_size != sizeof h + h.bytes)
 		goto fail;
-	mem = malloc(h.bytes + 8);
-	if (!mem || read_all(fd, mem, h.bytes) != 0)
-		goto fail;
-	const uint32_t *rp = (const uint32_t *)mem;
+	const uint32_t *rp = (const uint32_t *)(mem + sizeof h);
 	const struct unwind_rule *rr = (const struct unwind_rule *)(rp + h.nrows);
 	const uint16_t *ri = (const uint16_t *)(rr + h.nrules);
 	for (uint32_t i = 0; i < h.nrows; i++)
@@ -121,10 +152,21 @@ static int load(const void *arg, struct unwind_object *out)
 	out->nrules = h.nrules;
 	out->bias = info->dlpi_addr;
 	out->bytes = h.bytes;
+	out->mapped = mapped;
 	tail_name(out->name, sizeof out->name, info->dlpi_name);
+	if (!mapped) {
+		/* unwind_table_free frees row_pc: the head goes. */
+		memmove(mem, mem + sizeof h, h.bytes);
+		out->row_pc = (const uint32_t *)mem;
+		out->rules = (const struct unwind_rule *)(out->row_pc + h.nrows);
+		out->row_rule = (const uint16_t *)(out->rules + h.nrules);
+	}
 	return 0;
 fail:
-	free(mem);
+	if (mapped)
+		munmap(mem, mapped);
+	else
+		free(mem);
 	close(fd);
 	return -1;
 }

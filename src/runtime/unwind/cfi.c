@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "unwind/table.h"
 
 #if defined(__x86_64__)
@@ -576,7 +577,10 @@ int unwind_table_build(uintptr_t bias, const void *phdrs, unsigned phnum, const 
 
 void unwind_table_free(struct unwind_object *obj)
 {
-	free((void *)obj->row_pc);
+	if (obj->mapped)
+		munmap((void *)((uintptr_t)obj->row_pc & ~(uintptr_t)4095), obj->mapped);
+	else
+		free((void *)obj->row_pc);
 	obj->row_pc = NULL;
 }
 

@@ -39,6 +39,9 @@ struct unwind_object {
 	uint32_t nrows, nrules;
 	uintptr_t bias;			/* dlpi_addr, to match an object across rebuilds */
 	size_t bytes;			/* rows + rules, for reports */
+	size_t mapped;			/* 0: rows from malloc; else a read-only mapping
+					   of this many bytes from row_pc's page (a
+					   table of the run's, unwind_cache) */
 	char name[64];			/* tail of dlpi_name, for reports and tests */
 };
 
