@@ -354,9 +354,19 @@ void bidcache_keep_run(const char *rundir)
 	   (the entry exists after its first). */
 	struct keeping k = { dir, bidcache_limit(), 0, 0, NULL, 0 };
 	for (unsigned i = 0; i < nfiles; i++) {
+		/* A finished process that took no sample has no object to
+		   keep, as its header says: most of a tree of short
+		   processes, read no further. */
+		struct profile_header hd;
+		int fd = open(files[i], O_RDONLY | O_CLOEXEC);
+		int none = fd >= 0 && pread(fd, &hd, sizeof hd, 0) == (ssize_t)sizeof hd
+			   && profile_is_profile(&hd, sizeof hd) && hd.state == PROFILE_COMPLETE
+			   && hd.counted == 0;
+		if (fd >= 0)
+			close(fd);
 		struct profile p;
 		char why[256];
-		if (profile_open(&p, files[i], why, sizeof why) != 0)
+		if (none || profile_open(&p, files[i], why, sizeof why) != 0)
 			continue;
 		for (size_t s = 0; s < p.nsegs; s++) {
 			const struct profile_seg_view *v = &p.segs[s];
