@@ -84,7 +84,7 @@ WARN     := -Wall -Wextra
 BASE     := -std=gnu11 $(WARN) -pthread -Iinclude -Isrc/runtime $(SANFLAGS)
 LIBFLAGS := $(BASE) -fPIC -fvisibility=hidden -fno-delete-null-pointer-checks
 
-RUNTIME_SRC := $(wildcard src/runtime/*/*.c) src/common/bins.c src/common/preloadable.c \
+RUNTIME_SRC := $(wildcard src/runtime/*/*.c) src/common/bins.c src/common/preloadable.c src/common/rates.c \
 	src/format/gmon.c
 # The writers of the runtime's own formats (their readers are the command's).
 RUNTIME_SRC += src/format/loadmap.c src/format/pcsfile.c src/format/monout.c
@@ -111,7 +111,7 @@ EXAMPLE   := $(B)/examples/crunch
 # The command: elfutils for symbols, libiberty's demangler (C++, Rust
 # legacy and v0, D), zlib and protobuf-c for pprof.
 CLI_SRC  := $(wildcard src/cli/*.c) $(wildcard src/format/*.c) src/common/bins.c \
-	src/common/preloadable.c
+	src/common/preloadable.c src/common/rates.c
 CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC)) $(B)/cli/gen/pprof.pb-c.o \
             $(B)/cli/gen/html_assets.o
 CLI_LIBS := $$(pkg-config --libs libdw libelf libdebuginfod zlib libprotobuf-c) -liberty -lm
@@ -223,7 +223,7 @@ $(CLI_UNIT): $(B)/tests/unit/%: tests/unit/%.c $(CLI_UNIT_WITH)
 
 # Integration tests compile in the bin arithmetic and the readers of the
 # runtime's own file formats, to read back what they wrote.
-INTEG_WITH := src/common/bins.c src/format/loadmap_read.c src/format/pcsfile_read.c \
+INTEG_WITH := src/common/bins.c src/common/rates.c src/format/loadmap_read.c src/format/pcsfile_read.c \
               src/format/monout_read.c
 
 $(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h tests/cli/refuse_perf.h $(INTEG_WITH) lib

@@ -98,10 +98,15 @@ static void warnings(FILE *f, const struct model *m)
 	fputs(",\"warn\":[", f);
 #define WARN(...) do { snprintf(w, sizeof w, __VA_ARGS__); \
 		       fputs(n++ ? "," : "", f); json_string(f, w, 1); } while (0)
-	if (m->lost)
-		WARN("%" PRIu64 " samples lost (%.2f%% of those taken): the kernel or the "
-		     "backend could not record them", m->lost,
-		     m->taken ? 100.0 * m->lost / m->taken : 0.0);
+	if (m->lost) {
+		char by[400];
+		lost_describe(m, by, sizeof by);
+		WARN("%" PRIu64 " samples lost (%.2f%% of those taken): %s", m->lost,
+		     m->taken ? 100.0 * m->lost / m->taken : 0.0, by);
+	}
+	if (m->hz_asked)
+		WARN("rate %u Hz asked, %u Hz used: the %s backend's limit here", m->hz_asked,
+		     m->hz, backend_name(m->backend));
 	if (m->saturated)
 		WARN("%" PRIu64 " samples not counted: their counters were full", m->saturated);
 	if (m->threads_unsampled)
@@ -140,7 +145,7 @@ static void header(FILE *f, const struct model *m)
 		",\"outside\":%" PRIu64 ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64
 		",\"system\":%" PRIu64 ",\"cpu_s\":%.6f,\"each_s\":%.9f,\"threads\":%" PRIu64
 		",\"threads_unsampled\":%" PRIu64 ",\"threads_fallback\":%" PRIu64
-		",\"files\":%u,\"gmon\":%d,\"system_files\":%u,\"no_kernel\":%d}",
+		",\"files\":%u,\"gmon\":%d,\"system_files\":%u,\"no_kernel\":%d",
 		m->pid, m->ppid, m->start_ns / 1e6, m->end_ns / 1e6, backend_name(m->backend),
 		m->hz, m->cpu_ns ? m->observed * 1e9 / m->cpu_ns : 0.0, model_samples(m), m->counted,
 		m->taken,
@@ -148,6 +153,8 @@ static void header(FILE *f, const struct model *m)
 		model_seconds_each(m), m->threads, m->threads_unsampled, m->threads_fallback,
 		m->nfiles, m->gmon_files && m->gmon_files == m->nfiles, m->system_files,
 		m->no_kernel);
+	lost_json(f, m);
+	putc('}', f);
 }
 
 static void process_label(FILE *f, const struct process *p, size_t nfiles)

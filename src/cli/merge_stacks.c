@@ -59,7 +59,14 @@ void mstacks_add(struct mstacks *ms, const struct profile *p, const uint32_t *en
 		 const uint64_t *out_bias)
 {
 	const struct profile_ext *x = p->ext;
-	if (!x || !x->stacks_at)
+	if (!x)
+		return;
+	ms->ext_files++;
+	for (uint32_t i = 0; i < x->lost_kinds; i++)	/* profile.c checked it */
+		ms->lost_by[i] += x->lost_by[i];
+	if (x->hz_asked > ms->hz_asked)
+		ms->hz_asked = x->hz_asked;
+	if (!x->stacks_at)
 		return;
 	ms->files++;
 	ms->stacks += x->stacks;
@@ -125,23 +132,32 @@ static uint64_t slots_for(size_t n)
 uint64_t mstacks_size(const struct mstacks *ms)
 {
 	if (!ms->files)
-		return 0;
+		return ms->ext_files ? PROFILE_PAGE : 0;
 	return PROFILE_PAGE + profile_stacks_size(slots_for(ms->n))
 	       + profile_frames_size(ms->npcs);
 }
 
 int mstacks_write(int fd, const struct mstacks *ms, uint64_t at)
 {
-	if (!ms->files)
+	if (!ms->ext_files)
 		return 0;
-	uint64_t nslots = slots_for(ms->n);
+	uint64_t nslots = ms->files ? slots_for(ms->n) : 0;
 	struct profile_ext *x = calloc(1, sizeof *x);
-	struct profile_stack *slots = calloc(nslots, sizeof *slots);
+	struct profile_stack *slots = calloc(nslots ? nslots : 1, sizeof *slots);
 	if (!x || !slots) {
 		error_line("out of memory");
 		exit(2);
 	}
 	x->size = mstacks_size(ms);
+	x->lost_kinds = PROFILE_LOST_KINDS;
+	memcpy(x->lost_by, ms->lost_by, sizeof x->lost_by);
+	x->hz_asked = ms->hz_asked;
+	if (!ms->files) {	/* the page alone */
+		int bad = pwrite(fd, x, sizeof *x, (off_t)at) != (ssize_t)sizeof *x;
+		free(x);
+		free(slots);
+		return bad ? -1 : 0;
+	}
 	x->stacks_at = at + PROFILE_PAGE;
 	x->stack_slots = nslots;
 	x->frames_at = x->stacks_at + profile_stacks_size(nslots);

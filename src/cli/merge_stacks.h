@@ -29,6 +29,11 @@ struct mstacks {
 	unsigned files;		/* inputs with stacks */
 	uint64_t stacks, unplaced, stop[PROFILE_STOP_COUNT];
 	uint32_t max_depth, stack_copy;
+	/* Inputs with an extension page, their lost by cause (of those
+	   that break it down) and the highest rate asked above the one used. */
+	unsigned ext_files;
+	uint64_t lost_by[PROFILE_LOST_COUNT];
+	uint32_t hz_asked;
 };
 
 /*
@@ -39,8 +44,8 @@ struct mstacks {
 void mstacks_add(struct mstacks *ms, const struct profile *p, const uint32_t *entry_of,
 		 const uint64_t *out_bias);
 
-/* Bytes of the extension page and its tables (0: no input had stacks),
-   and writing them at byte at: 0, or -1 with errno. */
+/* Bytes of the extension page and its tables (0: no input had an
+   extension page), and writing them at byte at: 0, or -1 with errno. */
 uint64_t mstacks_size(const struct mstacks *ms);
 int mstacks_write(int fd, const struct mstacks *ms, uint64_t at);
 void mstacks_free(struct mstacks *ms);

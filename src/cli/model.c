@@ -218,6 +218,7 @@ static int add_gmon(struct model *m, const char *path)
 		m->system += st.system;	/* of taken: samples of kernel time */
 		m->saturated += st.saturated;
 		m->lost += st.lost;
+		m->lost_unsplit += st.lost;
 		m->taken += st.outside + st.saturated + st.lost;
 		m->observed += sum + st.outside + st.saturated;
 		/* By the samples, 1/rate each as gprof counts them, so that
@@ -328,6 +329,7 @@ static void add_profile(struct model *m, const struct profile *p)
 	m->outside += h->outside;
 	m->saturated += h->saturated;
 	m->lost += h->lost;
+	model_ext_stats(m, p->ext, h->lost);
 	m->observed += h->observed;
 	m->cpu_ns += h->cpu_ns;
 	if (extra && h->hz)	/* at the period asked: the best guess there is */

@@ -9,8 +9,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cli.h"
+#include "../format/profile.h"
 
 /* Samples counted over [first, last] (link-time addresses of the object). */
 struct bin {
@@ -101,6 +103,10 @@ struct model {
 	unsigned write_lost;	/* files that lost samples to a full disk */
 	int no_kernel;
 	uint64_t taken, counted, outside, saturated, lost, observed, cpu_ns;
+	/* lost by cause (enum profile_lost), and the part of it from files
+	   that do not break it down (older writers, gmon.out's .stats). */
+	uint64_t lost_by[PROFILE_LOST_COUNT], lost_unsplit;
+	uint32_t hz_asked;	/* the highest rate asked above the one used, or 0 */
 	uint64_t threads, threads_unsampled, threads_fallback, system;
 	/* Threads sampled that never had a sample, so no entry in their
 	   file's table, nor a row: from the files whose tables held every
@@ -128,6 +134,20 @@ struct model {
 	struct origins origins;	/* the runs and programs of the files */
 	struct model_stacks *stacks;	/* the files' call stacks (stacks.h), or NULL */
 };
+
+/*
+ * A profile's lost samples by cause and the rate it asked for, from its
+ * extension page e (NULL: none) and its header's lost (lostcause.c).
+ */
+void model_ext_stats(struct model *m, const struct profile_ext *e, uint64_t lost);
+
+/*
+ * The lost samples by cause as a phrase, "N spread over the run (ring
+ * full N, ...), N not (thread tails N, ...)"; "" when nothing was lost.
+ */
+void lost_describe(const struct model *m, char *buf, size_t len);
+/* The same as JSON members: ,"lost_by":{...},"hz_asked":N */
+void lost_json(FILE *f, const struct model *m);
 
 /*
  * Add a file to the model.  Prints one line naming the file and what is

@@ -107,6 +107,12 @@ static void header(const struct model *m, double each)
 		       " for time in the kernel\n",
 		       m->taken, m->counted, m->outside, m->saturated + m->lost, m->saturated,
 		       m->lost, m->system);
+		if (m->lost) {
+			char by[512];
+			lost_describe(m, by, sizeof by);
+			printf("lost %" PRIu64 " (%.2f%% of taken): %s\n", m->lost,
+			       m->taken ? 100.0 * m->lost / m->taken : 0.0, by);
+		}
 	}
 	if (m->gmon_files == m->nfiles) {
 		printf("rate %u Hz (gmon.out: %s)\n\n", m->hz,
@@ -114,9 +120,15 @@ static void header(const struct model *m, double each)
 					  : "statistics from the .stats file beside it");
 		return;
 	}
-	printf("rate %u Hz asked, %.0f observed; %" PRIu64 " thread%s sampled", m->hz,
-	       m->cpu_ns ? m->observed * 1e9 / m->cpu_ns : 0.0, m->threads,
-	       m->threads == 1 ? "" : "s");
+	if (m->hz_asked)	/* lowered to the backend's limit */
+		printf("rate %u Hz asked, %u Hz used (the backend's limit), %.0f observed; %" PRIu64
+		       " thread%s sampled", m->hz_asked, m->hz,
+		       m->cpu_ns ? m->observed * 1e9 / m->cpu_ns : 0.0, m->threads,
+		       m->threads == 1 ? "" : "s");
+	else
+		printf("rate %u Hz asked, %.0f observed; %" PRIu64 " thread%s sampled", m->hz,
+		       m->cpu_ns ? m->observed * 1e9 / m->cpu_ns : 0.0, m->threads,
+		       m->threads == 1 ? "" : "s");
 	if (m->threads_unsampled)
 		printf(" (%" PRIu64 " could not be)", m->threads_unsampled);
 	if (m->threads_fallback)
@@ -167,8 +179,10 @@ static void print_rows(const struct model *m, const struct rows *r, const struct
 			       ",\"saturated\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"cpu_seconds\":%.6f",
 			       m->counted, m->taken, m->outside, m->saturated, m->lost, m->cpu_ns / 1e9);
 		printf(",\"system\":%" PRIu64 ",\"hz\":%u,\"observed\":%" PRIu64 ",\"backend\":\"%s\",\"threads\":%" PRIu64
-		       ",\"files\":%u,",
+		       ",\"files\":%u",
 		       m->system, m->hz, m->observed, backend_name(m->backend), m->threads, m->nfiles);
+		lost_json(stdout, m);
+		putchar(',');
 		printf("\"runs\":%zu,\"programs\":%zu,\"unfinished\":%u,\"still_running\":%u,",
 		       m->origins.nruns, m->origins.nprograms, m->unfinished, m->running);
 		stacks_json(m);

@@ -342,6 +342,8 @@ int run_options(int argc, char **argv, struct run_options *o)
 			   "events only");
 		return 2;
 	}
+	if (o->hz && run_rate_check(o->hz, o->backend, o->pids != NULL) != 0)
+		return 2;
 	if (o->pids)
 		return -1;
 	if (optind >= argc) {

@@ -298,6 +298,9 @@ static int check_ext(struct profile *p, uint64_t at, char *why, size_t len)
 				    (unsigned long long)e->frames_at);
 		size += profile_stacks_size(e->stack_slots) + profile_frames_size(e->frames_cap);
 	}
+	if (e->lost_kinds > PROFILE_LOST_COUNT)
+		return fail(why, len, "corrupt extension page: %u causes of loss, at most %u",
+			    e->lost_kinds, PROFILE_LOST_COUNT);
 	if (e->size != size)
 		return fail(why, len, "corrupt extension page: %llu bytes, its tables take %llu",
 			    (unsigned long long)e->size, (unsigned long long)size);

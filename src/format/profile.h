@@ -278,6 +278,27 @@ enum profile_stop {		/* why a walk ended: the index of stop[] */
 	PROFILE_STOP_COUNT = 16
 };
 
+/*
+ * Why samples were lost (the index of profile_ext.lost_by).  Some losses are
+ * harmless to the shares (time-uniform: ring, throttle, late), some
+ * bias them (tail, kernel, write): profil(5) says which.
+ */
+enum profile_lost {
+	PROFILE_LOST_RING = 0,		/* perf: the ring was full (PERF_RECORD_LOST) */
+	PROFILE_LOST_THROTTLE,		/* perf: periods the kernel throttled away */
+	PROFILE_LOST_LATE,		/* perf: periods the kernel's timer skipped
+					   (a late interrupt, a host's steal) */
+	PROFILE_LOST_TAIL,		/* timer: periods of a thread's CPU time no
+					   signal had delivered when it ended or
+					   sampling stopped */
+	PROFILE_LOST_KERNEL,		/* perf: kernel time that no system-time
+					   signal charged */
+	PROFILE_LOST_WRITE,		/* the counters' pages could not be written */
+	PROFILE_LOST_CORRUPT,		/* perf: a ring whose records made no sense */
+	PROFILE_LOST_KINDS,		/* the causes this version writes */
+	PROFILE_LOST_COUNT = 8
+};
+
 struct profile_ext {
 	uint64_t size;		/* bytes from ext_at to the first segment */
 	uint64_t stacks_at;	/* byte offset of the stack slots; 0: no stacks */
@@ -294,7 +315,14 @@ struct profile_ext {
 				   stack found no slot or no room */
 	uint64_t stop[PROFILE_STOP_COUNT]; /* samples with a stack, by why
 				   their walk ended */
-	uint64_t reserved[487];
+	/* Since lost_kinds was added (0 before: lost not broken down). */
+	uint32_t hz_asked;	/* the rate asked for, when the header's hz
+				   (the rate used) is lower: the backend's
+				   limit here; 0: the rate asked was used */
+	uint32_t lost_kinds;	/* entries of lost_by[] written; 0: none */
+	uint64_t lost_by[PROFILE_LOST_COUNT]; /* the header's lost by cause; they
+				   add up to it as of the same update */
+	uint64_t reserved[478];
 };
 
 /* One distinct stack of one thread entry: 32 bytes. */
@@ -315,6 +343,8 @@ struct profile_stack {
 #define PROFILE_DEPTH_MAX 1024u
 
 _Static_assert(sizeof(struct profile_ext) == PROFILE_PAGE, "extension page");
+_Static_assert(offsetof(struct profile_ext, hz_asked) == 200, "hz_asked");
+_Static_assert(offsetof(struct profile_ext, lost_by) == 208, "lost");
 _Static_assert(sizeof(struct profile_stack) == 32, "stack slot");
 _Static_assert(offsetof(struct profile_header, ext_at) == 200, "ext_at");
 

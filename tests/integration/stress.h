@@ -19,6 +19,7 @@
 #define PROFIL_TEST_STRESS_H
 
 #include "check.h"
+#include "../../src/common/rates.h"
 
 #include <dirent.h>
 #include <malloc.h>
@@ -44,7 +45,7 @@
    tick limits the signals; their overrun carries the rest). */
 static inline unsigned stress_hz(void)
 {
-	return backend_expected() == PROFIL_BACKEND_PERF ? 20000 : PROFIL_HZ_MAX;
+	return backend_expected() == PROFIL_BACKEND_PERF ? rate_perf_max() : PROFIL_HZ_MAX;
 }
 
 /* Entries of a /proc directory, without . and .. */

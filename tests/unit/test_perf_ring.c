@@ -98,6 +98,9 @@ static void test_lost_and_throttle(void **state)
 	ring_drain(&f.ring, 10000, on_sample, &f, &d);
 	assert_int_equal(d.samples, 2);
 	assert_int_equal(d.lost, 42 + 5);	/* 50 us throttled at 10 us */
+	assert_int_equal(d.lost_full, 42);	/* each under its cause */
+	assert_int_equal(d.lost_throttled, 5);
+	assert_int_equal(d.lost_corrupt, 0);
 	assert_int_equal(f.ips[1], 2);
 }
 
@@ -115,6 +118,8 @@ static void test_corrupt(void **state)
 	ring_drain(&f.ring, 1000, on_sample, &f, &d);
 	assert_int_equal(d.samples, 1);
 	assert_int_equal(d.lost, 2);	/* the 32 bytes left: two samples at most */
+	assert_int_equal(d.lost_corrupt, 2);
+	assert_int_equal(d.lost_full + d.lost_throttled, 0);
 	assert_int_equal(f.meta.data_tail, f.meta.data_head);
 }
 

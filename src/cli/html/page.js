@@ -115,13 +115,23 @@
 		add('date', date ? date.toISOString().replace('T', ' ').replace(/\..*/, ' UTC') : '-');
 		add('duration', h.end_ms > h.start_ms ? ((h.end_ms - h.start_ms) / 1000).toFixed(3) + ' s' : '-');
 		add('backend', h.backend + (h.no_kernel ? ' (kernel time not seen)' : ''));
-		add('rate', h.hz + ' Hz asked' + (h.gmon ? '' : ', ' + h.observed_hz.toFixed(0) + ' observed'));
+		add('rate', (h.hz_asked > h.hz ? h.hz_asked + ' Hz asked, ' + h.hz + ' Hz used (the backend\'s limit)'
+			: h.hz + ' Hz asked') + (h.gmon ? '' : ', ' + h.observed_hz.toFixed(0) + ' observed'));
 		add('samples', h.samples, 'h-samples');
 		add('CPU time', h.cpu_s.toFixed(3) + ' s (' + (h.each_s * 1e3).toFixed(3) + ' ms a sample)');
 		add('threads', h.threads + (h.threads_unsampled ? ' (' + h.threads_unsampled + ' not sampled)' : '') +
 			(h.threads_fallback ? ' (' + h.threads_fallback + ' by timer)' : ''));
 		add('taken', h.taken + ' = counted ' + h.counted + ' + outside ' + h.outside + ' + dropped ' +
 			(h.saturated + h.lost) + ' (saturated ' + h.saturated + ', lost ' + h.lost + ')');
+		if (h.lost && h.lost_by) {
+			const names = { ring_full: 'ring full', throttled: 'throttled', timer_late: 'timer late',
+				thread_tail: 'thread tails', kernel_not_charged: 'kernel time not charged',
+				unwritable: 'unwritable counters', corrupt_ring: 'corrupt ring', other: 'other',
+				not_broken_down: 'not broken down' };
+			const parts = [];
+			for (const k in h.lost_by) if (h.lost_by[k]) parts.push((names[k] || k) + ' ' + h.lost_by[k]);
+			add('lost by cause', parts.join(', '), 'h-lost');
+		}
 		add('kernel time', h.system + ' samples');
 		add('files', h.files);
 

@@ -53,9 +53,15 @@ struct backend {
 	 * Stop sampling one thread and release what arm() took.  Returns
 	 * the samples the thread's CPU time called for that never reached
 	 * sampler_take() (a kernel that delivers late, or not before the
-	 * thread ends), so that the statistics still measure CPU time.
+	 * thread ends), so that the statistics still measure CPU time, and
+	 * adds them to why by cause (enum profile_lost).
 	 */
-	uint64_t (*disarm)(struct thread_slot *slot);
+	uint64_t (*disarm)(struct thread_slot *slot, uint64_t *why);
+	/* The fastest rate this backend delivers here (NULL: PROFIL_HZ_MAX):
+	   the kernel's limit, and what it can take without its own cost
+	   running away; *why says which, as a phrase.  Not called from a
+	   signal handler. */
+	unsigned (*max_hz)(const char **why);
 	/* Hand every sample taken so far to sampler_take() before
 	   returning (NULL: samples are never held back). */
 	void (*flush)(void);

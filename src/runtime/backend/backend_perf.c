@@ -42,7 +42,10 @@
  * backend_timer instead, counted in threads_fallback.
  *
  * Samples the kernel drops (PERF_RECORD_LOST) or does not take while it
- * throttles the event are counted as lost.
+ * throttles the event are counted as lost, each under its cause; so are
+ * the periods a thread's event counted and no record stands for (owed()),
+ * split into kernel time no system-time signal charged and periods the
+ * kernel's timer skipped by the thread's system time.
  *
  * Stacks (SPEC section 10): when the sampler wants them as a thread is
  * armed, its event also records the user registers the walk starts from
@@ -73,6 +76,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -86,6 +90,7 @@
 #include "core/sampler.h"
 #include "core/stats.h"
 #include "unwind/unwind.h"
+#include "../../common/rates.h"
 #include "../../format/profile.h"
 #include "sinks/statemem.h"
 
@@ -120,6 +125,7 @@ struct ring {
 	uint64_t got;		/* samples of the ring the sampler took */
 	int reckon;		/* owed samples can be reckoned (one period) */
 	uint64_t cpu0;		/* the thread's CPU time when armed */
+	uint64_t sys0;		/* its system time then, or UINT64_MAX */
 	uint64_t record_bytes;	/* of a sample, for the drain interval */
 	uintptr_t *pcs;		/* scratch: a walk's pcs, then the copy
 				   buffer (r.scratch); NULL without stacks */
@@ -318,7 +324,10 @@ static void drain_one(struct ring *ring)
 	struct batch b = { .ring = ring, .n = 0, .stacked = 0 };
 	ring_drain(&ring->r, atomic_load(&period_ns), take, &b, &d);
 	take_batch(&b);
-	if (d.lost && sampler_lost(session, d.lost)) {
+	int counted = sampler_lost(session, PROFILE_LOST_RING, d.lost_full);
+	counted |= sampler_lost(session, PROFILE_LOST_THROTTLE, d.lost_throttled);
+	counted |= sampler_lost(session, PROFILE_LOST_CORRUPT, d.lost_corrupt);
+	if (d.lost && counted) {
 		ring->got += d.lost;
 		if (ring->has_system_timer)
 			timer_system_user(&ring->system_timer, d.lost);
@@ -393,16 +402,65 @@ static uint64_t thread_cpu_ns(pid_t tid)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static long clock_ticks = 100;	/* sysconf(_SC_CLK_TCK), read at open */
+
+/*
+ * Thread tid's system time, or UINT64_MAX if it cannot be read: its own
+ * getrusage for the calling thread (the usual case: a thread is armed
+ * and disarmed by itself as it starts and ends), else its stat in /proc,
+ * in clock ticks.  Only to tell causes of loss apart: no allocation.
+ */
+static uint64_t thread_system_ns(pid_t tid)
+{
+	if (tid == sys_gettid()) {
+		struct rusage ru;
+		if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
+			return UINT64_MAX;
+		return (uint64_t)ru.ru_stime.tv_sec * 1000000000u
+		       + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+	}
+	char path[48] = "/proc/self/task/", digits[12], text[1024];
+	size_t k = strlen(path), n = 0;
+	unsigned v = (unsigned)tid;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < sizeof digits);
+	while (n)
+		path[k++] = digits[--n];
+	strcpy(path + k, "/stat");
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return UINT64_MAX;
+	long got = syscall(SYS_read, fd, text, sizeof text - 1);
+	sys_close(fd);
+	if (got <= 0)
+		return UINT64_MAX;
+	text[got] = '\0';
+	const char *p = strrchr(text, ')');	/* the name may hold anything */
+	/* After the name: state, then fields 4 to 14; stime is field 15. */
+	for (int field = 2; p && field < 15; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || p[1] < '0' || p[1] > '9')
+		return UINT64_MAX;
+	uint64_t ticks = 0;
+	for (p++; *p >= '0' && *p <= '9'; p++)
+		ticks = ticks * 10 + (uint64_t)(*p - '0');
+	return ticks * (1000000000u / (uint64_t)clock_ticks);
+}
+
 /*
  * The periods the event counted and no record stands for: the kernel's
  * timer fired more than a period late and skipped some (a virtual
- * machine under load), the tail since the last record, and time in the
- * kernel, which a user-only event never samples, less the system periods
- * the thread's system-time timer charged (system).  The sampler takes them
- * as lost, so that taken stands for the thread's CPU time, as under the
- * timer backend.  Needs the event's descriptor, checked by the caller.
+ * machine under load: late), and time in the kernel, which a user-only
+ * event never samples, less the system periods the thread's system-time
+ * timer charged (system): kernel time that was not charged (kernel, at
+ * most the thread's system time since arming less what was charged;
+ * late is the rest).  The sampler takes them as lost, so that taken
+ * stands for the thread's CPU time, as under the timer backend.  The
+ * tail since the last record is less than a period: the ring is drained
+ * first.  Needs the event's descriptor, checked by the caller.
  */
-static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system)
+static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system, uint64_t *why)
 {
 	uint64_t count;
 	if (!ring->reckon || syscall(SYS_read, ring->fd, &count, sizeof count) != sizeof count)
@@ -416,8 +474,19 @@ static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system)
 		if (cpu < count)
 			count = cpu;
 	}
-	uint64_t due = count / atomic_load(&period_ns), got = ring->got + system;
-	return due > got ? due - got : 0;
+	uint64_t period = atomic_load(&period_ns);
+	uint64_t due = count / period, got = ring->got + system;
+	uint64_t n = due > got ? due - got : 0;
+	uint64_t kernel = 0, sys = ring->sys0 != UINT64_MAX ? thread_system_ns(tid) : UINT64_MAX;
+	if (sys != UINT64_MAX && sys > ring->sys0) {
+		uint64_t periods = (sys - ring->sys0) / period;
+		kernel = periods > system ? periods - system : 0;
+		if (kernel > n)
+			kernel = n;
+	}
+	why[PROFILE_LOST_KERNEL] += kernel;
+	why[PROFILE_LOST_LATE] += n - kernel;
+	return n;
 }
 
 static void scratch_free(struct ring *ring)
@@ -452,6 +521,8 @@ static int map_table(void)
 static int perf_open(unsigned hz, unsigned generation)
 {
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	long ticks = sysconf(_SC_CLK_TCK);
+	clock_ticks = ticks > 0 && ticks <= 1000000000 ? ticks : 100;
 	session = generation;
 	session_hz = hz;
 	atomic_store(&period_ns, 1000000000u / hz);
@@ -613,6 +684,7 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 	ring->got = 0;
 	ring->reckon = 1;
 	ring->cpu0 = thread_cpu_ns(tid);
+	ring->sys0 = thread_system_ns(tid);
 	ring->map_size = map_size;
 	ring->r.meta = map;
 	ring->r.data = (unsigned char *)map + page_size;
@@ -669,10 +741,10 @@ static int perf_set_hz(struct thread_slot *slot, unsigned hz)
 }
 
 /* What the ring holds is counted before it goes. */
-static uint64_t perf_disarm(struct thread_slot *slot)
+static uint64_t perf_disarm(struct thread_slot *slot, uint64_t *why)
 {
 	if (slot->fallback)
-		return backend_timer.disarm(slot);
+		return backend_timer.disarm(slot, why);
 	struct ring *ring = &rings[slot->handle];
 	slot->handle = -1;
 	int mine = ours(ring);
@@ -680,7 +752,7 @@ static uint64_t perf_disarm(struct thread_slot *slot)
 		syscall(SYS_ioctl, ring->fd, PERF_EVENT_IOC_DISABLE, 0);
 	uint64_t system = 0;
 	if (ring->has_system_timer) {
-		backend_timer.disarm(&ring->system_timer);
+		backend_timer.disarm(&ring->system_timer, why);
 		system = timer_system_charged(&ring->system_timer);
 	}
 	if (!claim(ring, 1)) {
@@ -691,7 +763,7 @@ static uint64_t perf_disarm(struct thread_slot *slot)
 	}
 	drain_one(ring);
 	ring->has_system_timer = 0;
-	uint64_t n = mine ? owed(ring, ring->tid, system) : 0;
+	uint64_t n = mine ? owed(ring, ring->tid, system, why) : 0;
 	atomic_store(&ring->live, 0);
 	release(ring, mine);
 	let_go(ring);
@@ -733,6 +805,30 @@ static void perf_close(void)
 	timer_opened = 0;
 }
 
+/* The kernel's limit, and the rate above which our cost runs away
+   (rates.h). */
+static unsigned perf_max_hz(const char **why)
+{
+	static char text[80];
+	unsigned k = rate_kernel_max(), limit = rate_perf_max();
+	const char *lead = k && k <= limit ? "kernel.perf_event_max_sample_rate is "
+					    : "its own cost runs away above ";
+	char digits[12];
+	size_t n = 0, at = strlen(lead);
+	unsigned v = limit;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < sizeof digits);
+	memcpy(text, lead, at);
+	while (n)
+		text[at++] = digits[--n];
+	if (!(k && k <= limit))
+		memcpy(text + at, " Hz", 3), at += 3;
+	text[at] = '\0';
+	*why = text;
+	return limit;
+}
+
 static int perf_user_only(void)
 {
 	return !sees_system || system_blind;
@@ -747,6 +843,7 @@ const struct backend backend_perf = {
 	.alive = perf_alive,
 	.set_hz = perf_set_hz,
 	.disarm = perf_disarm,
+	.max_hz = perf_max_hz,
 	.flush = perf_flush,
 	.flush_now = perf_flush,
 	.forget = perf_forget,

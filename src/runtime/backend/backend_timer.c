@@ -636,7 +636,9 @@ static int timer_set_hz(struct thread_slot *slot, unsigned hz)
 	return syscall(SYS_timer_settime, slot->handle, 0, &period, NULL) ? -errno : 0;
 }
 
-static uint64_t timer_disarm(struct thread_slot *slot)
+/* What a thread owes when it goes is its tail: a late signal is weighted
+   by its overrun, not lost, so only periods no signal delivered yet. */
+static uint64_t timer_disarm(struct thread_slot *slot, uint64_t *why)
 {
 	uint64_t now, owed = 0;
 	if (!(slot->tally & SYSTEM_ONLY) && thread_cpu_ns(slot->tid, &now) == 0
@@ -647,6 +649,8 @@ static uint64_t timer_disarm(struct thread_slot *slot)
 	}
 	syscall(SYS_timer_delete, slot->handle);
 	slot->handle = -1;
+	if (why)
+		why[PROFILE_LOST_TAIL] += owed;
 	return owed;
 }
 

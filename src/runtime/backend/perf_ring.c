@@ -90,7 +90,7 @@ void ring_drain(struct perf_ring *ring, uint64_t period_ns,
 	struct perf_event_mmap_page *meta = ring->meta;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail;
-	out->samples = out->lost = 0;
+	out->samples = out->lost = out->lost_full = out->lost_throttled = out->lost_corrupt = 0;
 	while (tail < head) {
 		struct perf_event_header h;
 		uint64_t left = head - tail;
@@ -111,7 +111,7 @@ void ring_drain(struct perf_ring *ring, uint64_t period_ns,
 			out->samples++;
 			break;
 		case PERF_RECORD_LOST:	/* u64 id, u64 lost */
-			out->lost += field[1];
+			out->lost_full += field[1];
 			break;
 		case PERF_RECORD_THROTTLE:	/* u64 time, ... */
 			ring->throttled_at = field[0] ? field[0] : 1;
@@ -119,7 +119,7 @@ void ring_drain(struct perf_ring *ring, uint64_t period_ns,
 		case PERF_RECORD_UNTHROTTLE:
 			/* The samples the throttled span would have held. */
 			if (ring->throttled_at && field[0] > ring->throttled_at && period_ns)
-				out->lost += (field[0] - ring->throttled_at) / period_ns;
+				out->lost_throttled += (field[0] - ring->throttled_at) / period_ns;
 			ring->throttled_at = 0;
 			break;
 		default:
@@ -131,8 +131,10 @@ void ring_drain(struct perf_ring *ring, uint64_t period_ns,
 corrupt:
 	/* Samples are the smallest records (without registers, which a
 	   kernel thread's lack): at most this many were here. */
-	out->lost += (head - tail) / (MIN_RECORD + (ring->regs ? 8 : 0) + (ring->stack_bytes ? 8 : 0));
+	out->lost_corrupt = (head - tail) / (MIN_RECORD + (ring->regs ? 8 : 0)
+					     + (ring->stack_bytes ? 8 : 0));
 	tail = head;
 done:
+	out->lost = out->lost_full + out->lost_throttled + out->lost_corrupt;
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }

@@ -46,6 +46,9 @@ struct ring_drained {
 	uint64_t samples;	/* records handed to the callback */
 	uint64_t lost;		/* samples the kernel reports it dropped (a
 				   full ring, a throttle, a corrupt ring) */
+	uint64_t lost_full;	/* of lost: PERF_RECORD_LOST, a full ring */
+	uint64_t lost_throttled; /* of lost: periods a throttle took */
+	uint64_t lost_corrupt;	/* of lost: records that made no sense */
 };
 
 /* s and what it points to are good until the callback returns. */

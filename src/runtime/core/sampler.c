@@ -87,7 +87,9 @@ static int wanted = PROFIL_BACKEND_AUTO;
 static int used;			/* id of the backend last opened */
 static const struct backend *used_backend;	/* the one last opened */
 static int passed_over;		/* errno that made auto pass a backend over */
-static unsigned hz = PROFIL_HZ_DEFAULT;
+static unsigned hz = PROFIL_HZ_DEFAULT;	/* in force: hz_asked, or the
+					   backend's limit if lower */
+static unsigned hz_asked = PROFIL_HZ_DEFAULT;
 static int system_time = 1;		/* PROFIL_SYSTEM_TIME */
 static pid_t owner;			/* the process the session belongs to */
 static int suspended;			/* torn down for an exec that may fail */
@@ -246,13 +248,13 @@ out:
 	return taken;
 }
 
-int sampler_lost(unsigned gen, uint64_t n)
+int sampler_lost(unsigned gen, unsigned cause, uint64_t n)
 {
 	int counted = 0;
 	unsigned token = sinks_enter();
 	if (gen == atomic_load(&generation) && atomic_load(&active)
 	    && !atomic_load(&faulted)) {
-		stats_add(&stats.lost, n);
+		stats_lose(cause, n);
 		stats_add(&stats.cpu_ns, n * atomic_load_explicit(&period_ns, memory_order_relaxed));
 		counted = 1;
 	}
@@ -280,10 +282,19 @@ static struct thread_slot *find_slot(pid_t tid)
  */
 static void disarm_slot(struct thread_slot *slot)
 {
-	uint64_t owed = backend->disarm(slot);
+	uint64_t why[PROFILE_LOST_COUNT] = { 0 };
+	uint64_t owed = backend->disarm(slot, why);
 	if (atomic_load(&faulted))
 		return;
-	stats_add(&stats.lost, owed);
+	uint64_t said = 0;
+	for (unsigned i = 0; i < PROFILE_LOST_COUNT; i++) {
+		stats_lose(i, why[i]);
+		said += why[i];
+	}
+	if (owed > said)	/* what the backend gave no cause for */
+		stats_lose(PROFILE_LOST_TAIL, owed - said);
+	else
+		owed = said;
 	stats_add(&stats.cpu_ns, owed * atomic_load(&period_ns));
 }
 
@@ -479,7 +490,50 @@ static void disarm_all(void)
 	nslots = 0;
 }
 
-/* Open the backend asked for, or under auto the first that works. */
+static unsigned max_hz_of(const struct backend *b, const char **why)
+{
+	*why = "";
+	unsigned m = b->max_hz ? b->max_hz(why) : PROFIL_HZ_MAX;
+	return m < PROFIL_HZ_MIN ? PROFIL_HZ_MIN : m > PROFIL_HZ_MAX ? PROFIL_HZ_MAX : m;
+}
+
+/* v in decimal, then suffix, into out (room for 10 digits and suffix). */
+static void decimal(char *out, unsigned v, const char *suffix)
+{
+	char digits[10];
+	unsigned n = 0;
+	do
+		digits[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < sizeof digits);
+	while (n)
+		*out++ = digits[--n];
+	strcpy(out, suffix);
+}
+
+/* The rate asked was above what backend b delivers: said once a process
+   (with write(2): the program's stdio is left alone). */
+static void say_lowered(const struct backend *b, unsigned limit, const char *why)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+	if (atomic_flag_test_and_set(&said))
+		return;
+	char asked[16], use[16], line[256];
+	decimal(asked, hz_asked, " Hz");
+	decimal(use, limit, " Hz");
+	size_t k = 0;
+	const char *parts[] = { "libprofil: rate ", asked, ": above what the ", b->name,
+				" backend delivers here (", why, "); using ", use, "\n" };
+	for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+		for (const char *c = parts[i]; *c && k < sizeof line - 1; c++)
+			line[k++] = *c;
+	line[k - 1] = '\n';
+	ssize_t r = write(STDERR_FILENO, line, k);
+	(void)r;
+}
+
+/* Open the backend asked for, or under auto the first that works, at
+   the rate asked or, if that is more than the backend delivers, at its
+   limit. */
 static int open_backend(void)
 {
 	int last = -ENOTSUP;
@@ -488,13 +542,20 @@ static int open_backend(void)
 		const struct backend *b = backends[i];
 		if (wanted != PROFIL_BACKEND_AUTO && wanted != b->id)
 			continue;
+		const char *why;
+		unsigned limit = max_hz_of(b, &why);
+		unsigned use = hz_asked < limit ? hz_asked : limit;
 		/* A filter may kill on perf_event_open: tried in a child. */
 		int refused = b == &backend_perf && seccomp_filtered() ? seccomp_perf_refused() : 0;
-		last = refused ? -refused : b->open(hz, atomic_load(&generation));
+		last = refused ? -refused : b->open(use, atomic_load(&generation));
 		if (last == 0) {
 			backend = b;
 			used = b->id;
 			used_backend = b;
+			hz = use;
+			atomic_store(&period_ns, 1000000000u / hz);
+			if (use < hz_asked)
+				say_lowered(b, use, why);
 			return 0;
 		}
 		passed_over = -last;	/* say why it was not this one */
@@ -510,7 +571,6 @@ static void go_dark(void);
 static int go_live(void)
 {
 	atomic_fetch_add(&generation, 1);
-	atomic_store(&period_ns, 1000000000u / hz);
 	int r = open_backend();
 	if (r != 0)
 		return r;
@@ -598,6 +658,22 @@ uint64_t sampler_period_ns(void)
 	return atomic_load(&period_ns);
 }
 
+/* The fastest rate of the backend in use, or of any backend the next
+   start may open. */
+static unsigned limit_now(void)
+{
+	const char *why;
+	if (backend)
+		return max_hz_of(backend, &why);
+	unsigned m = PROFIL_HZ_MIN;
+	for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++)
+		if (wanted == PROFIL_BACKEND_AUTO || wanted == backends[i]->id) {
+			unsigned l = max_hz_of(backends[i], &why);
+			m = l > m ? l : m;
+		}
+	return m;
+}
+
 int sampler_set_hz(unsigned new_hz)
 {
 	if (new_hz < PROFIL_HZ_MIN || new_hz > PROFIL_HZ_MAX) {
@@ -605,7 +681,12 @@ int sampler_set_hz(unsigned new_hz)
 		return -1;
 	}
 	int cs = lock_call();
-	hz = new_hz;
+	if (new_hz > limit_now()) {
+		unlock_call(cs);
+		errno = EINVAL;
+		return -1;
+	}
+	hz_asked = hz = new_hz;
 	atomic_store(&period_ns, 1000000000u / hz);
 	if (backend) {
 		backend->set_hz(NULL, hz);
@@ -651,6 +732,11 @@ int sampler_set_backend(int id)
 unsigned sampler_hz(void)
 {
 	return hz;
+}
+
+unsigned sampler_hz_asked(void)
+{
+	return hz_asked;
 }
 
 int sampler_backend_in_use(void)
@@ -891,7 +977,7 @@ void sampler_init(void)
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	struct env_settings env;
 	env_read(&env);
-	hz = env.hz;
+	hz_asked = hz = env.hz;
 	wanted = env.backend;
 	system_time = env.system_time;
 	stacks_wanted = env.stacks;

@@ -30,7 +30,10 @@ uint64_t sampler_period_ns(void);
 /* Rate and backend for this and later sessions (see profil.h). */
 int sampler_set_hz(unsigned hz);
 int sampler_set_backend(int backend);
+/* The rate in force (or the next start's, before it lowers it to its
+   backend's limit), and the rate asked for. */
 unsigned sampler_hz(void);
+unsigned sampler_hz_asked(void);
 int sampler_backend_in_use(void);
 int sampler_active(void);
 int sampler_faulted(void);
@@ -101,11 +104,12 @@ size_t sampler_take_batch(unsigned generation, pid_t tid, const uintptr_t *pcs, 
 			  void (*stop_self)(void *arg), void *arg);
 
 /*
- * Count n samples of session generation as taken and lost (a backend
- * that learns of samples the kernel dropped).  Returns whether they were
+ * Count n samples of session generation as taken and lost, for cause
+ * (enum profile_lost: a backend that learns of samples the kernel
+ * dropped).  Returns whether they were
  * counted: not if the session is over.  Lock-free.
  */
-int sampler_lost(unsigned generation, uint64_t n);
+int sampler_lost(unsigned generation, unsigned cause, uint64_t n);
 
 /*
  * From a backend's signal handler, in a thread of the program: at most

@@ -152,7 +152,8 @@ static void publish_stats(struct profile_header *h)
 	uint64_t counted = atomic_load(&stats.counted);
 	uint64_t outside = atomic_load(&stats.outside);
 	uint64_t saturated = atomic_load(&stats.saturated);
-	uint64_t lost = atomic_load(&stats.lost);
+	uint64_t lost_by[PROFILE_LOST_COUNT];
+	uint64_t lost = stats_lost_by(lost_by);
 	uint64_t observed = atomic_load(&stats.observed);
 	uint64_t cpu_ns = atomic_load(&stats.cpu_ns);
 	h->counted = counted;
@@ -175,8 +176,9 @@ static void publish_stats(struct profile_header *h)
 		h->flags |= PROFILE_F_NO_KERNEL;
 	if (sinks_faults())
 		h->flags |= PROFILE_F_WRITE_LOST;
+	h->hz = sampler_hz();	/* lowered to the backend's limit at start */
 	if (stackfile)
-		stackfile_publish(stackfile);
+		stackfile_publish(stackfile, lost_by, sampler_hz_asked(), h->hz);
 	h->update_ns = (uint64_t)now_ns(CLOCK_REALTIME);
 }
 

@@ -106,9 +106,14 @@ struct stackfile *stackfile_map(int fd, uint64_t at, const struct stackfile_conf
 	return sf;
 }
 
-void stackfile_publish(struct stackfile *sf)
+void stackfile_publish(struct stackfile *sf, const uint64_t *lost_by, unsigned hz_asked,
+		       unsigned hz)
 {
 	struct profile_ext *e = sf->ext;
+	for (int i = 0; i < PROFILE_LOST_COUNT; i++)
+		e->lost_by[i] = lost_by[i];
+	e->lost_kinds = PROFILE_LOST_KINDS;
+	e->hz_asked = hz_asked != hz ? hz_asked : 0;
 	if (e->stack_slots) {
 		e->stacks = atomic_load_explicit(&sf->table.stacks, memory_order_relaxed);
 		e->stacks_unplaced = atomic_load_explicit(&sf->table.unplaced, memory_order_relaxed);

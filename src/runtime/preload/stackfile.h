@@ -39,8 +39,11 @@ uint64_t stackfile_size(const struct stackfile_conf *c);
  */
 struct stackfile *stackfile_map(int fd, uint64_t at, const struct stackfile_conf *c);
 
-/* Copy the counts into the page.  Async-signal-safe: stores only. */
-void stackfile_publish(struct stackfile *sf);
+/* Copy the counts into the page, with lost by cause (lost_by, as the
+   header's lost was made from them) and the rates asked and used.
+   Async-signal-safe: stores only. */
+void stackfile_publish(struct stackfile *sf, const uint64_t *lost_by, unsigned hz_asked,
+		       unsigned hz);
 
 /* Unmap and free (or NULL): only when no sink set points at it. */
 void stackfile_free(struct stackfile *sf);

@@ -170,7 +170,7 @@ static enum sink_result add_to(const struct sink_set *set, const struct region *
 		: r->width == 4 ? satadd32(counter, weight)
 		: satadd16(counter, weight);
 	if (added < 0) {
-		stats_add(&stats.lost, weight);
+		stats_lose(PROFILE_LOST_WRITE, weight);
 		return SINK_FAULT;
 	}
 	stats_add(&stats.counted, (uint64_t)added);
@@ -194,7 +194,7 @@ static enum sink_result store_pcs(const struct sink_set *set, const struct regio
 	for (uint64_t i = first; i < r->ncounters && stored < weight; i++, stored++) {
 		if (satstore64((uint64_t *)r->base + i, pc) < 0) {
 			stats_add(&stats.counted, stored);
-			stats_add(&stats.lost, weight - stored);
+			stats_lose(PROFILE_LOST_WRITE, weight - stored);
 			return SINK_FAULT;
 		}
 	}
