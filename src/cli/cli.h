@@ -10,7 +10,8 @@
 /* Print "profil: MESSAGE" on one line of standard error. */
 void error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* profil run: -1 after one line if -F hz is more than backend (NULL:
-   auto) delivers here, or than perf does for -p (attach); else 0. */
+   PROFIL_BACKEND's, else auto) delivers here, or than perf does for -p
+   (attach); else 0. */
 int run_rate_check(unsigned hz, const char *backend, int attach);
 
 /* Allocation that never returns NULL: the command exits instead. */

@@ -4,6 +4,7 @@
  * every process of the tree, each saying so.
  */
 #define _GNU_SOURCE
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -11,6 +12,9 @@
 
 int run_rate_check(unsigned hz, const char *backend, int attach)
 {
+	/* Without --backend, the processes read PROFIL_BACKEND. */
+	if (!backend && !attach)
+		backend = getenv("PROFIL_BACKEND");
 	/* The timer's signals come at most at the kernel's tick whatever
 	   the rate, weighted by the periods they stand for: its cost does
 	   not grow with the rate (profil(1)). */

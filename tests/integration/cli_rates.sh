@@ -125,7 +125,7 @@ fi
 backends=timer
 [ $perf_ok -eq 1 ] && backends="perf timer"
 for be in $backends; do
-	prun --backend "$be" -o "$be.prof" ./threads "$be.cpu" 40 2> err \
+	prun --backend "$be" -o "$be.prof" ./threads "$be.cpu" 60 2> err \
 		|| no "$be: threads: status $?: $(cat err)"
 	cpu=$(awk '{ s += $3 } END { printf "%.3f", s / 1e9 }' "$be.cpu")
 	set -- $(causes "$be.prof")
