@@ -24,7 +24,10 @@ paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 stress() {
 	d="$tmp/$2.$1"
 	mkdir -p "$d"
-	hz=20000
+	# The perf backend's fastest (profil(1): -F), the timer's.
+	hz=10000
+	k=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 0)
+	[ "$k" -gt 0 ] && [ "$k" -lt $hz ] && hz=$k
 	[ "$1" = timer ] && hz=100000
 	start=$(date +%s)
 	# prun, under a timeout: a deadlock fails the test, never hangs it.

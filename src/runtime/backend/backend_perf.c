@@ -123,6 +123,8 @@ struct ring {
 	pid_t tid;		/* the thread it samples */
 	uint64_t id;		/* PERF_EVENT_IOC_ID: the event is still ours */
 	uint64_t got;		/* samples of the ring the sampler took */
+	uint64_t full_seen;	/* samples PERF_RECORD_LOST said were dropped */
+	int lost_format;	/* read() gives the event's lost samples too */
 	int reckon;		/* owed samples can be reckoned (one period) */
 	uint64_t cpu0;		/* the thread's CPU time when armed */
 	uint64_t sys0;		/* its system time then, or UINT64_MAX */
@@ -169,6 +171,10 @@ static uint64_t record_bytes(int stacks)
 	return stacks ? RECORD_BYTES + 8 + NREGS * 8 + 8 + stack_copy + 8 : RECORD_BYTES;
 }
 
+/* Does the kernel count an event's lost samples for read()
+   (PERF_FORMAT_LOST, Linux 6.0)?  Cleared at its first EINVAL. */
+static int format_lost = 1;
+
 static int event_open(pid_t tid, unsigned pages, int disabled, int stacks)
 {
 	struct perf_event_attr attr;
@@ -189,8 +195,17 @@ static int event_open(pid_t tid, unsigned pages, int disabled, int stacks)
 	/* Nobody polls: wake no one before the ring is full. */
 	attr.watermark = 1;
 	attr.wakeup_watermark = (uint32_t)(pages * page_size);
-	return fds_keep((int)syscall(SYS_perf_event_open, &attr, tid, -1, -1,
-				     PERF_FLAG_FD_CLOEXEC));
+	/* A full ring's drops are said by a PERF_RECORD_LOST only once the
+	   kernel next writes into it: those of a ring full when its thread
+	   ends, only by the event's own count. */
+	attr.read_format = format_lost ? PERF_FORMAT_LOST : 0;
+	long fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL && attr.read_format) {
+		format_lost = 0;
+		attr.read_format = 0;
+		fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fds_keep((int)fd);
 }
 
 /* Is the ring's descriptor still its event (not closed, not reused)? */
@@ -324,6 +339,7 @@ static void drain_one(struct ring *ring)
 	struct batch b = { .ring = ring, .n = 0, .stacked = 0 };
 	ring_drain(&ring->r, atomic_load(&period_ns), take, &b, &d);
 	take_batch(&b);
+	ring->full_seen += d.lost_full;
 	int counted = sampler_lost(session, PROFILE_LOST_RING, d.lost_full);
 	counted |= sampler_lost(session, PROFILE_LOST_THROTTLE, d.lost_throttled);
 	counted |= sampler_lost(session, PROFILE_LOST_CORRUPT, d.lost_corrupt);
@@ -455,16 +471,22 @@ static uint64_t thread_system_ns(pid_t tid)
  * event never samples, less the system periods the thread's system-time
  * timer charged (system): kernel time that was not charged (kernel, at
  * most the thread's system time since arming less what was charged;
- * late is the rest).  The sampler takes them as lost, so that taken
+ * late is the rest), after the drops of a full ring that no
+ * PERF_RECORD_LOST said (the kernel writes one only once it next has room,
+ * so a ring full at the end tells only the event's count of them,
+ * PERF_FORMAT_LOST): ring full.  The sampler takes them as lost, so that taken
  * stands for the thread's CPU time, as under the timer backend.  The
  * tail since the last record is less than a period: the ring is drained
  * first.  Needs the event's descriptor, checked by the caller.
  */
 static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system, uint64_t *why)
 {
-	uint64_t count;
-	if (!ring->reckon || syscall(SYS_read, ring->fd, &count, sizeof count) != sizeof count)
+	uint64_t value[2] = { 0, 0 };	/* the count, and with lost_format its
+					   samples dropped from a full ring */
+	long want = ring->lost_format ? (long)sizeof value : (long)sizeof value[0];
+	if (!ring->reckon || syscall(SYS_read, ring->fd, value, (size_t)want) != want)
 		return 0;
+	uint64_t count = value[0];
 	/* In a virtual machine the task clock also runs while the host has
 	   the processor (steal), which the thread's CPU clock leaves out:
 	   no more is owed than the CPU time since arming. */
@@ -477,6 +499,12 @@ static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system, uint64_t *wh
 	uint64_t period = atomic_load(&period_ns);
 	uint64_t due = count / period, got = ring->got + system;
 	uint64_t n = due > got ? due - got : 0;
+	/* Drops of a full ring that no PERF_RECORD_LOST said. */
+	uint64_t full = value[1] > ring->full_seen ? value[1] - ring->full_seen : 0;
+	if (full > n)
+		full = n;
+	why[PROFILE_LOST_RING] += full;
+	n -= full;
 	uint64_t kernel = 0, sys = ring->sys0 != UINT64_MAX ? thread_system_ns(tid) : UINT64_MAX;
 	if (sys != UINT64_MAX && sys > ring->sys0) {
 		uint64_t periods = (sys - ring->sys0) / period;
@@ -486,7 +514,7 @@ static uint64_t owed(struct ring *ring, pid_t tid, uint64_t system, uint64_t *wh
 	}
 	why[PROFILE_LOST_KERNEL] += kernel;
 	why[PROFILE_LOST_LATE] += n - kernel;
-	return n;
+	return n + full;
 }
 
 static void scratch_free(struct ring *ring)
@@ -682,6 +710,8 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 	ring->tid = tid;
 	ring->id = id;
 	ring->got = 0;
+	ring->full_seen = 0;
+	ring->lost_format = format_lost;	/* only ever cleared */
 	ring->reckon = 1;
 	ring->cpu0 = thread_cpu_ns(tid);
 	ring->sys0 = thread_system_ns(tid);
