@@ -324,7 +324,7 @@ endif
 # not run there and why.
 EMULATED   := $(filter-out $(HOST_ARCH),aarch64)
 HOST_B     ?= build
-EMU_SCRIPTS := emulated_run.sh gmon_calls.sh
+EMU_SCRIPTS := emulated_run.sh gmon_calls.sh stacks.sh
 
 # The x86-64 command under the cross build's name, so that the scripts
 # find it where they look ($B/bin/profil).

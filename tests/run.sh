@@ -35,11 +35,6 @@ run_one() {	# name command...
 # (tests/emulate.sh, from make test-emulated); it goes before each.
 emu=${PROFIL_TEST_EMULATOR:-}
 for t in "$B"/tests/unit/*; do
-	if [ -n "$emu" ] && [ "${t##*/}" = test_unwind ]; then
-		echo "not run under emulation: unit/test_unwind (the unwinder has x86-64's" \
-			"register rules only: arm64's CFA, x29 and x30 are to come)"
-		continue
-	fi
 	[ -x "$t" ] && run_one "unit/${t##*/}" $emu "$t"
 done
 # Each integration program runs once per backend; PROFIL_BACKENDS

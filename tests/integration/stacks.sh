@@ -8,34 +8,58 @@
 # hostile cases (garbage rbp, makecontext stacks, a small sigaltstack,
 # dlopen/dlclose in a loop, vfork children) end normally with their
 # stacks kept.
+# In the emulated pass (make test-emulated: PROFIL_TEST_EMULATOR and
+# PROFIL_TEST_ARCH set), the same with that processor's library and
+# program under qemu-user, read by this machine's command.
 set -u
 B=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/cli/lib.sh"
 cd "$tmp" || exit 1
-case $(uname -m) in x86_64) ;; *) echo "skip: stacks are recorded on x86-64 only"; exit 0 ;; esac
+emu=${PROFIL_TEST_EMULATOR:-}
+xcc=cc
+nm=nm
+calls=calls
+zlib=-lz
+if [ -n "$emu" ]; then
+	xcc=$PROFIL_TEST_ARCH-linux-gnu-gcc
+	nm=$PROFIL_TEST_ARCH-linux-gnu-nm
+	PROFIL_LIBRARY=$B/lib/libprofil.so
+	export PROFIL_LIBRARY
+	if ! echo 'int main(void) { return 0; }' | $xcc -x c -o /dev/null - -lz 2>/dev/null; then
+		echo "zlib part left out: libz is not installed for $PROFIL_TEST_ARCH" \
+			"(scripts/setup.sh installs no zlib1g-dev:arm64); dlopen's loop opens libm"
+		calls=calls-nozlib
+		zlib=-DSTACKS_NO_ZLIB
+	fi
+else
+	case $(uname -m) in
+	x86_64|aarch64) ;;
+	*) echo "skip: stacks are recorded on x86-64 and arm64 only"; exit 0 ;;
+	esac
+fi
 
-cc -O2 -g -pthread $san_cflags -o stacks "$root/tests/cli/stacks.c" -lz || exit 1
+$xcc -O2 -g -pthread $san_cflags -o stacks "$root/tests/cli/stacks.c" $zlib || exit 1
 cc -O1 -g -I"$root/src" -o stackcheck "$root/tests/cli/stackcheck.c" \
 	"$root/src/format/profile.c" "$root/src/common/bins.c" || exit 1
-nm -S --defined-only stacks > stacks.nm
+$nm -S --defined-only stacks > stacks.nm
 
 # The program's own file (vfork's children leave files of true(1)).
 own() { ls "$1"/stacks.*.prof 2>/dev/null | head -n 1; }
 
-prun --backend timer -o calls.prof ./stacks calls 3 > /dev/null 2>&1 || no "calls: status $?"
+prun --backend timer -o calls.prof $emu ./stacks calls 3 > /dev/null 2>&1 || no "calls: status $?"
 f=$(own calls.prof)
-./stackcheck "$f" stacks.nm calls > calls.txt || { cat calls.txt; no "calls: see above"; }
+./stackcheck "$f" stacks.nm $calls > calls.txt || { cat calls.txt; no "calls: see above"; }
 sed -n 's/^complete/timer: complete/p' calls.txt
 adds_up calls.prof || no "calls: the statistics do not add up"
 
-prun --no-stacks --backend timer -o flat.prof ./stacks calls 0.5 > /dev/null 2>&1 \
+prun --no-stacks --backend timer -o flat.prof $emu ./stacks calls 0.5 > /dev/null 2>&1 \
 	|| no "--no-stacks: status $?"
 ./stackcheck "$(own flat.prof)" stacks.nm any > flat.txt 2>&1 && no "--no-stacks: a stack table"
 grep -q "no stack table" flat.txt || { cat flat.txt; no "--no-stacks: not said"; }
 
 for mode in garbage ucontext altstack dlopen vfork; do
-	timeout 120 env PROFIL_BACKEND=timer $prun_cmd -o $mode.prof ./stacks $mode 1 \
+	timeout 120 env PROFIL_BACKEND=timer $prun_cmd -o $mode.prof $emu ./stacks $mode 1 \
 		> $mode.out 2>&1 || { tail -n 5 $mode.out; no "$mode: status $?"; continue; }
 	./stackcheck "$(own $mode.prof)" stacks.nm any > $mode.txt \
 		|| { cat $mode.txt; no "$mode: no stacks"; }

@@ -258,8 +258,10 @@ static int regs_of(const struct ring_sample *s, struct unwind_regs *regs)
 #if defined(__x86_64__)
 	regs->bp = (uintptr_t)s->regs[0];
 	regs->sp = (uintptr_t)s->regs[1];
+	regs->lr = 0;
 #else
 	regs->bp = (uintptr_t)s->regs[0];	/* x29 */
+	regs->lr = (uintptr_t)s->regs[1];	/* x30: a leaf's return address */
 	regs->sp = (uintptr_t)s->regs[2];
 #endif
 	return 0;

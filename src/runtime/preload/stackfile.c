@@ -44,7 +44,7 @@ static uint64_t knob(const char *name, uint64_t min, uint64_t max, uint64_t dflt
 
 void stackfile_conf(unsigned depth, struct stackfile_conf *c)
 {
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 	/* The walk keeps at most UNWIND_MAX_DEPTH frames. */
 	c->depth = depth < UNWIND_MAX_DEPTH ? depth : UNWIND_MAX_DEPTH;
 #else

@@ -2,15 +2,16 @@
  * cfi.c - one loaded object's unwind table, from its in-memory
  * PT_GNU_EH_FRAME (.eh_frame_hdr's sorted FDE list, then .eh_frame).
  *
- * Only what the unwinder needs of the CFI is kept: where the CFA is
- * (rsp or rbp plus an offset), where rbp was saved, and whether the
- * return address is at CFA-8 or undefined (the outermost frame).  gcc's
- * and clang's x86-64 output needs nothing more; any other rule (a CFA
- * in another register, a register rule for rbp, the return address
- * elsewhere) becomes a NOINFO row and is counted, and the walk stops
- * there rather than guess.
+ * Only what the unwinder needs of the CFI is kept: where the CFA is (a
+ * stack or frame pointer register plus an offset), where the frame
+ * pointer and the return address were saved, or that the return address
+ * is undefined (the outermost frame).  The interpreter is the same on
+ * every processor; what a row may be, and the register numbers, are the
+ * processor's (cfi_arch.h: cfi_x86_64.c, cfi_aarch64.c).  Any rule the
+ * processor's walk cannot follow becomes a NOINFO row and is counted,
+ * and the walk stops there rather than guess.
  *
- * Runs outside signal handlers only (it maps memory); the result is
+ * Runs outside signal handlers only (it allocates); the result is
  * immutable once built.
  */
 #define _GNU_SOURCE
@@ -21,11 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "unwind/cfi_arch.h"
 #include "unwind/table.h"
 
-#if defined(__x86_64__)
+#if defined(__x86_64__) || defined(__aarch64__)
 
-enum { REG_RBP_DW = 6, REG_RSP_DW = 7, REG_RA_DW = 16 };
 enum { MAX_RULES = 4096, HASH_SLOTS = 8192, STATE_STACK = 16 };
 
 struct cursor {
@@ -50,7 +51,7 @@ static uint64_t fixed(struct cursor *c, unsigned n)
 		return 0;
 	}
 	uint64_t v = 0;
-	memcpy(&v, c->p, n);	/* x86-64 is little-endian */
+	memcpy(&v, c->p, n);	/* x86-64 and arm64 Linux are little-endian */
 	c->p += n;
 	return v;
 }
@@ -107,24 +108,12 @@ static uintptr_t encoded(struct cursor *c, uint8_t enc, uintptr_t datarel)
 	case 0x00: break;
 	case 0x10: v += here; break;
 	case 0x30: v += datarel; break;
-	default: c->bad = true; return 0;	/* textrel, funcrel, aligned: not emitted on x86-64 */
+	default: c->bad = true; return 0;	/* textrel, funcrel, aligned: not in .eh_frame_hdr or FDEs */
 	}
 	if (enc & 0x80)
 		c->bad = true;	/* indirect: never for pc_begin */
 	return v;
 }
-
-/* The interpreter's view of one row. */
-struct state {
-	uint8_t cfa_reg;	/* DWARF register; 0xff: an expression */
-	bool plt;
-	uint8_t plt_threshold;
-	bool bad;		/* something this table cannot express */
-	uint8_t ra;		/* 0 at CFA-8, 1 undefined, 2 anything else */
-	int64_t cfa_off;
-	int64_t rbp_off;	/* 0: same value */
-	bool rbp_bad;
-};
 
 struct cie {
 	uint64_t code_align;
@@ -220,32 +209,15 @@ static uint32_t rule_index(struct build *b, const struct unwind_rule *r)
 	}
 }
 
-static void to_rule(const struct state *s, bool signal, struct unwind_rule *r)
+static void to_rule(const struct cfi_state *s, bool signal, struct unwind_rule *r)
 {
 	memset(r, 0, sizeof *r);
-	if (signal) {
+	if (signal)
 		r->kind = UNWIND_RULE_SIGNAL;
-		return;
-	}
-	if (s->ra == 1) {
+	else if (s->ra == CFI_RA_UNDEF)
 		r->kind = UNWIND_RULE_STOP;
-		return;
-	}
-	if (s->bad || s->ra != 0 || s->rbp_bad || s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX
-	    || s->rbp_off < INT16_MIN || s->rbp_off > INT16_MAX)
-		return;
-	if (s->plt) {
-		r->kind = UNWIND_RULE_PLT;
-		r->plt_threshold = s->plt_threshold;
-	} else if (s->cfa_reg == REG_RSP_DW) {
-		r->kind = UNWIND_RULE_RSP;
-	} else if (s->cfa_reg == REG_RBP_DW) {
-		r->kind = UNWIND_RULE_RBP;
-	} else {
-		return;
-	}
-	r->cfa_off = (int32_t)s->cfa_off;
-	r->rbp_off = (int16_t)s->rbp_off;
+	else
+		cfi_arch_rule(s, r);
 }
 
 static void add_row(struct build *b, uintptr_t pc, const struct unwind_rule *r)
@@ -274,55 +246,35 @@ static void add_row(struct build *b, uintptr_t pc, const struct unwind_rule *r)
 	b->nrows++;
 }
 
-/* The .plt CFA expression: rsp+N, +8 once (rip & 15) >= K. */
-static bool plt_expression(const uint8_t *p, uint64_t len, struct state *s)
-{
-	struct cursor c = { p, p + len, false };
-	if (u8(&c) != 0x77)	/* DW_OP_breg7 */
-		return false;
-	int64_t off = sleb(&c);
-	if (u8(&c) != 0x80 || sleb(&c) != 0 || u8(&c) != 0x3f || u8(&c) != 0x1a)
-		return false;	/* breg16 0; lit15; and */
-	uint8_t k = u8(&c);
-	if (k < 0x30 || k > 0x4f)
-		return false;
-	if (u8(&c) != 0x2a || u8(&c) != 0x33 || u8(&c) != 0x24 || u8(&c) != 0x22 || c.bad
-	    || c.p != c.end)
-		return false;	/* ge; lit3; shl; plus */
-	s->plt = true;
-	s->plt_threshold = (uint8_t)(k - 0x30);
-	s->cfa_reg = REG_RSP_DW;
-	s->cfa_off = off;
-	return true;
-}
-
-static void set_reg(struct state *s, const struct state *init, uint64_t reg, int how, int64_t off)
+static void set_reg(struct cfi_state *s, const struct cfi_state *init, uint64_t reg, int how,
+		    int64_t off)
 {
 	/* how: 0 offset(off), 1 restore, 2 undefined, 3 same value, 4 other */
-	if (reg == REG_RBP_DW) {
-		s->rbp_bad = false;
+	if (reg == cfi_regs.fp) {
+		s->fp_bad = false;
 		switch (how) {
-		case 0: s->rbp_off = off; if (off == 0) s->rbp_bad = true; break;
-		case 1: s->rbp_off = init->rbp_off; s->rbp_bad = init->rbp_bad; break;
-		case 2: case 3: s->rbp_off = 0; break;
-		default: s->rbp_bad = true; break;
+		case 0: s->fp_off = off; if (off == 0) s->fp_bad = true; break;
+		case 1: s->fp_off = init->fp_off; s->fp_bad = init->fp_bad; break;
+		case 2: case 3: s->fp_off = 0; break;
+		default: s->fp_bad = true; break;
 		}
-	} else if (reg == REG_RA_DW) {
+	} else if (reg == cfi_regs.ra) {
 		switch (how) {
-		case 0: s->ra = off == -8 ? 0 : 2; break;
-		case 1: s->ra = init->ra; break;
-		case 2: s->ra = 1; break;
-		default: s->ra = 2; break;
+		case 0: s->ra = CFI_RA_AT; s->ra_off = off; break;
+		case 1: s->ra = init->ra; s->ra_off = init->ra_off; break;
+		case 2: s->ra = CFI_RA_UNDEF; break;
+		case 3: s->ra = CFI_RA_SAME; break;
+		default: s->ra = CFI_RA_OTHER; break;
 		}
 	}
 }
 
 /* Run CFA instructions from *loc, emitting a row at each advance; false if malformed. */
 static bool run(struct build *b, const struct cie *cie, const uint8_t *p, const uint8_t *end,
-		struct state *s, const struct state *init, uintptr_t *loc, uintptr_t stop_at,
+		struct cfi_state *s, const struct cfi_state *init, uintptr_t *loc, uintptr_t stop_at,
 		bool emit)
 {
-	struct state stack[STATE_STACK];
+	struct cfi_state stack[STATE_STACK];
 	unsigned depth = 0;
 	struct cursor c = { p, end, false };
 	struct unwind_rule r;
@@ -370,7 +322,7 @@ static bool run(struct build *b, const struct cie *cie, const uint8_t *p, const 
 			uint64_t len = uleb(&c);
 			if (len > (uint64_t)(c.end - c.p))
 				return false;
-			if (!plt_expression(c.p, len, s)) {
+			if (!cfi_arch_cfa_expression(c.p, len, s)) {
 				s->cfa_reg = 0xff;
 				s->plt = false;
 			}
@@ -393,7 +345,10 @@ static bool run(struct build *b, const struct cie *cie, const uint8_t *p, const 
 		case 0x15: reg = uleb(&c); sleb(&c); set_reg(s, init, reg, 4, 0); break;
 		case 0x2e: uleb(&c); break;
 		case 0x2f: reg = uleb(&c); off = -(int64_t)uleb(&c) * cie->data_align; set_reg(s, init, reg, 0, off); break;
-		default: return false;
+		default:
+			if (!cfi_arch_op(op, s))
+				return false;
+			break;
 		}
 		continue;
 advance:
@@ -426,7 +381,7 @@ static bool parse_fde(struct build *b, const uint8_t *fde, const uint8_t *eh_lo,
 	if (cie_off == 0 || (uintptr_t)(id_at - eh_lo) < cie_off)
 		return false;
 	struct cie cie;
-	if (!parse_cie(id_at - cie_off, limit, &cie) || cie.ra_reg != REG_RA_DW)
+	if (!parse_cie(id_at - cie_off, limit, &cie) || cie.ra_reg != cfi_regs.ra)
 		return false;
 	uintptr_t pc = encoded(&c, cie.fde_enc, datarel);
 	uintptr_t range = encoded(&c, cie.fde_enc & 0x0f, 0);
@@ -438,11 +393,11 @@ static bool parse_fde(struct build *b, const uint8_t *fde, const uint8_t *eh_lo,
 	}
 	if (c.bad || range == 0)
 		return false;
-	struct state init;
+	struct cfi_state init;
 	memset(&init, 0, sizeof init);
 	init.cfa_reg = 0xff;
 	uintptr_t loc = pc;
-	struct state s;
+	struct cfi_state s;
 	/* The CIE's initial instructions set the state without emitting rows. */
 	if (!run(b, &cie, cie.insns, cie.insns_end, &init, &init, &loc, pc + range, false))
 		return false;

@@ -13,20 +13,41 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * "sp" and "fp" are rsp and rbp on x86-64, sp and x29 on arm64: the
+ * processor's walk (walk_x86_64.c, walk_aarch64.c) reads the rules of
+ * its own CFI (cfi_x86_64.c, cfi_aarch64.c).
+ */
 enum unwind_kind {
 	UNWIND_RULE_NOINFO = 0,	/* no usable CFI here: the walk stops */
-	UNWIND_RULE_RSP,	/* CFA = rsp + cfa_off */
-	UNWIND_RULE_RBP,	/* CFA = rbp + cfa_off */
-	UNWIND_RULE_PLT,	/* .plt: CFA = rsp + cfa_off (+8 past plt_threshold) */
+	UNWIND_RULE_SP,		/* CFA = sp + cfa_off */
+	UNWIND_RULE_FP,		/* CFA = fp + cfa_off */
+	UNWIND_RULE_PLT,	/* x86-64 .plt: CFA = rsp + cfa_off (+8 past plt_threshold) */
 	UNWIND_RULE_STOP,	/* return address undefined: the outermost frame */
 	UNWIND_RULE_SIGNAL,	/* a signal trampoline ('S' CIE): registers in the ucontext */
 };
 
-/* 8 bytes; the return address is always at CFA-8 (other rules are NOINFO). */
+/*
+ * 8 bytes, so that a rule is hashed and compared as one word.  On x86-64
+ * the return address is always at CFA-8 (other rules are NOINFO) and
+ * byte 1 is the PLT's threshold.  On arm64 .plt has no CFI; offsets are
+ * in 8-byte words (a frame of 4 KiB of locals has its frame record below
+ * them, 32 KiB is not rare), and byte 1 says where x30 is: 0 still in
+ * the register, as in a leaf or any function before its prologue; else
+ * saved ra_off8 words from x29's slot if x29 is saved (stp x29, x30:
+ * both compilers save them as a pair, whatever the frame's size), or
+ * from the CFA if not.
+ */
 struct unwind_rule {
 	uint8_t kind;
-	uint8_t plt_threshold;	/* PLT: (pc & 15) >= this means 8 more bytes pushed */
-	int16_t rbp_off;	/* rbp saved at CFA + rbp_off; 0: rbp keeps its value */
+	union {
+		uint8_t plt_threshold;	/* x86-64 PLT: (pc & 15) >= this means 8 more bytes pushed */
+		int8_t ra_off8;		/* arm64: where x30 is saved, see above; 0: in x30 */
+	};
+	union {
+		int16_t fp_off;		/* x86-64: rbp saved at CFA + fp_off; 0: rbp keeps its value */
+		int16_t fp_off8;	/* arm64: x29 saved at CFA + 8 * fp_off8; 0: x29 keeps its value */
+	};
 	int32_t cfa_off;
 };
 

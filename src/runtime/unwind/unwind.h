@@ -1,6 +1,6 @@
 /*
- * unwind.h - walk a thread's stack from (ip, sp, bp) with the tables of
- * table.h.  Async-signal-safe and lock-free.
+ * unwind.h - walk a thread's stack from (ip, sp, bp[, lr]) with the
+ * tables of table.h.  Async-signal-safe and lock-free.
  */
 #ifndef PROFIL_UNWIND_H
 #define PROFIL_UNWIND_H
@@ -19,8 +19,13 @@ enum unwind_stop {
 	UNWIND_STOP_COUNT
 };
 
+/*
+ * bp is the frame pointer: rbp on x86-64, x29 on arm64.  lr is arm64's
+ * x30, where a leaf's return address stays (0 on x86-64, where a call
+ * pushes it).
+ */
 struct unwind_regs {
-	uintptr_t ip, sp, bp;
+	uintptr_t ip, sp, bp, lr;
 };
 
 /*

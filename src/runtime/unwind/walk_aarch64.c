@@ -1,0 +1,199 @@
+/*
+ * walk_aarch64.c - the stack walk on arm64: one table lookup and at most
+ * two 8-byte reads per frame (x29, and x30 unless it is still in the
+ * register), every read bounded and fault-tolerant.
+ *
+ * A bl leaves the return address in x30, not on the stack: a leaf, or
+ * any function before its prologue, has its CFA at sp and its return
+ * address in x30.  Only the sampled frame, or a frame a signal
+ * interrupted, still has that x30; in a caller it was overwritten by the
+ * caller's own bl, so a rule that says "still in x30" there stops the
+ * walk (no CFI) rather than loop.
+ *
+ * Async-signal-safe and lock-free: no allocation, no lock, no loader
+ * call; the tables are immutable and never freed while a walk can run
+ * (table.c: a walk is announced with unwind_read_enter).
+ */
+#if defined(__aarch64__)
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stddef.h>
+#include <ucontext.h>
+#include "unwind/table.h"
+#include "unwind/walk.h"
+
+/*
+ * Pointer authentication (DW_CFA_AARCH64_negate_ra_state: gcc's and
+ * clang's -mbranch-protection=pac-ret) signs a return address in its
+ * unused top bits, both the x30 a leaf keeps and the copy a prologue
+ * saves.  A Linux program has at most 48 bits of addresses (the kernel
+ * maps nothing higher unless mmap is given a hint above 2^48, which
+ * neither the loader nor malloc does), and the signature and any top
+ * byte tag (TBI) are above them: keeping the low 48 bits removes them
+ * and leaves an unsigned address as it was, so every return address is
+ * stripped, whatever the frame's signing state.
+ */
+#define ADDRESS_BITS ((UINT64_C(1) << 48) - 1)
+
+/* rt_sigreturn's two instructions, in the vDSO's __kernel_rt_sigreturn,
+   glibc's and qemu-user's trampolines alike. */
+enum { MOV_X8_SIGRETURN = 0xd2801168u, SVC_0 = 0xd4000001u };
+
+/* satload64 is an ldar, which faults on an address that is not 8-aligned;
+   a saved register always is. */
+static bool load(const struct unwind_mem *m, uintptr_t addr, uintptr_t *out)
+{
+	return !(addr & 7) && unwind_load(m, addr, out);
+}
+
+/*
+ * Is ip a signal trampoline that has no CFI (qemu-user's own, in no
+ * object; the vDSO's has an 'S' CIE and never gets here)?  Recognised by
+ * its code, as libgcc does.  Never with a stack copy: code is not in it.
+ */
+static bool at_sigreturn(const struct unwind_mem *m, uintptr_t ip)
+{
+	if (m->copy || (ip & 3) || ip < 4096)
+		return false;
+	uint64_t a, b;
+	if (ip & 4) {
+		if (satload64((const uint64_t *)(ip - 4), &a) < 0
+		    || satload64((const uint64_t *)(ip + 4), &b) < 0)
+			return false;
+		return (uint32_t)(a >> 32) == MOV_X8_SIGRETURN && (uint32_t)b == SVC_0;
+	}
+	if (satload64((const uint64_t *)ip, &a) < 0)
+		return false;
+	return (uint32_t)a == MOV_X8_SIGRETURN && (uint32_t)(a >> 32) == SVC_0;
+}
+
+/*
+ * The kernel's struct rt_sigframe (and qemu-user's copy of it) is at sp
+ * when the trampoline runs: a siginfo, then the ucontext, whose
+ * mcontext has the interrupted registers.
+ */
+static enum unwind_stop signal_frame(const struct unwind_mem *m, struct unwind_regs *r)
+{
+	uintptr_t uc = r->sp + sizeof(siginfo_t);
+	struct unwind_regs n;
+	if (!load(m, uc + offsetof(ucontext_t, uc_mcontext.pc), &n.ip)
+	    || !load(m, uc + offsetof(ucontext_t, uc_mcontext.sp), &n.sp)
+	    || !load(m, uc + offsetof(ucontext_t, uc_mcontext.regs[29]), &n.bp)
+	    || !load(m, uc + offsetof(ucontext_t, uc_mcontext.regs[30]), &n.lr))
+		return UNWIND_BAD_READ;
+	*r = n;
+	return UNWIND_STOP_COUNT;	/* go on */
+}
+
+int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, uintptr_t *pcs,
+		int max, enum unwind_stop *stop)
+{
+	unsigned token = unwind_read_enter();
+	const struct unwind_set *set = unwind_tables_get();
+	struct unwind_regs r = *regs;
+	struct unwind_mem m = *mem;
+	enum unwind_stop why;
+	/* The sampled pc and an interrupted pc are where execution is; a
+	 * return address is one instruction past the bl, which may be the
+	 * last of its function, so it is looked up at pc-1. */
+	bool exact = true;
+	bool live = true;	/* r.lr is this frame's own x30 */
+	int n = 0;
+	if (max > UNWIND_MAX_DEPTH)
+		max = UNWIND_MAX_DEPTH;
+	for (;;) {
+		if (n >= max) {
+			why = UNWIND_DEPTH;
+			break;
+		}
+		pcs[n++] = r.ip;
+		uintptr_t at = exact ? r.ip : r.ip - 1;
+		const struct unwind_object *obj = unwind_set_find(set, at);
+		const struct unwind_rule *rule = obj ? unwind_object_rule(obj, at) : NULL;
+		unsigned kind = rule ? rule->kind : UNWIND_RULE_NOINFO;
+		if (kind == UNWIND_RULE_NOINFO && at_sigreturn(&m, r.ip))
+			kind = UNWIND_RULE_SIGNAL;
+		uintptr_t cfa;
+		switch (kind) {
+		case UNWIND_RULE_STOP:
+			why = UNWIND_COMPLETE;
+			goto out;
+		case UNWIND_RULE_SIGNAL:
+			why = signal_frame(&m, &r);
+			if (why != UNWIND_STOP_COUNT)
+				goto out;
+			r.ip &= ADDRESS_BITS;
+			if (!m.copy) {
+				/* A handler on an alternate stack: the interrupted
+				 * frames are on another stack, bounded the same way. */
+				uintptr_t span = mem->hi - mem->lo;
+				m.lo = r.sp;
+				m.hi = r.sp < UINTPTR_MAX - span ? r.sp + span : UINTPTR_MAX;
+			}
+			exact = true;
+			live = true;
+			continue;
+		case UNWIND_RULE_SP:
+			cfa = r.sp + (intptr_t)rule->cfa_off;
+			break;
+		case UNWIND_RULE_FP:
+			cfa = r.bp + (intptr_t)rule->cfa_off;
+			break;
+		default:
+			/* No CFI: .plt (it has none on arm64), code without
+			 * tables, garbage. */
+			why = obj ? UNWIND_NO_CFI : UNWIND_NO_OBJECT;
+			goto out;
+		}
+		/* Only a frame with its return address in x30 can have
+		 * nothing on the stack. */
+		if (cfa < r.sp || (cfa == r.sp && rule->ra_off8 != 0)) {
+			why = UNWIND_CFA_NOT_INCREASING;
+			break;
+		}
+		/* x29's slot, and x30's: from the slot of x29 if it was saved. */
+		uintptr_t fp_slot = cfa + 8 * (intptr_t)rule->fp_off8;
+		uintptr_t ra_slot = fp_slot + 8 * (intptr_t)rule->ra_off8;
+		if (rule->fp_off8) {
+			/* An epilogue that has reloaded x29 before its CFI says
+			 * so: a slot below sp is gone, and x29 already holds
+			 * the caller's value. */
+			if (fp_slot >= r.sp && !load(&m, fp_slot, &r.bp)) {
+				why = UNWIND_BAD_READ;
+				break;
+			}
+		}
+		uintptr_t ra;
+		if (rule->ra_off8 == 0) {
+			if (!live) {
+				why = UNWIND_NO_CFI;
+				break;
+			}
+			ra = r.lr;
+		} else if (!load(&m, ra_slot, &ra)) {
+			why = UNWIND_BAD_READ;
+			break;
+		}
+		r.sp = cfa;
+		r.ip = ra & ADDRESS_BITS;
+		exact = false;
+		live = false;
+	}
+out:
+	unwind_read_leave(token);
+	unwind_count_stop(why);
+	*stop = why;
+	return n;
+}
+
+int unwind_regs_from_context(const void *context, struct unwind_regs *regs)
+{
+	const ucontext_t *uc = context;
+	regs->ip = (uintptr_t)uc->uc_mcontext.pc;
+	regs->sp = (uintptr_t)uc->uc_mcontext.sp;
+	regs->bp = (uintptr_t)uc->uc_mcontext.regs[29];
+	regs->lr = (uintptr_t)uc->uc_mcontext.regs[30];
+	return 0;
+}
+
+#endif
