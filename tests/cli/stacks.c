@@ -225,11 +225,12 @@ static void busy_handler(int sig)
 
 static int altstack(void)
 {
-	/* Small, but enough for two of the kernel's frames (the program's
-	   signal, then the timer's while its handler runs) and ours on
-	   top: arm64's frames are large (4.6 KiB under qemu-user, x86-64's
-	   1.3 KiB), and an overflow would write into the heap below. */
-	size_t size = 2 * (size_t)sysconf(_SC_MINSIGSTKSZ) + 4096;
+	/* Small, but enough for three of the kernel's frames (the
+	   program's signal, the timer's while its handler runs, and the
+	   one a fault recovered in the walk would add: libprofil keeps room
+	   for it, and walks no stack without) and ours on top.  arm64's
+	   frames are large (4.6 KiB under qemu-user, x86-64's 1.3 KiB). */
+	size_t size = 3 * (size_t)sysconf(_SC_MINSIGSTKSZ) + 8192;
 	if (size < 8192)
 		size = 8192;
 	stack_t ss = { .ss_sp = malloc(size), .ss_size = size };

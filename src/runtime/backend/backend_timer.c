@@ -287,8 +287,15 @@ _Static_assert((int)UNWIND_COMPLETE == PROFILE_STOP_COMPLETE
    wandering through the heap). */
 #define STACK_SPAN (64u << 20)
 /* Kept free below the pcs on an alternate signal stack, for the rest of
-   the sample's path. */
+   the sample's path.  On arm64, a signal frame more: the kernel's is
+   up to MINSIGSTKSZ (5120 bytes; 4.6 KiB under qemu-user, x86-64's is
+   1.3 KiB), and a read of the walk that faults is recovered in a
+   handler whose frame goes below ours. */
+#if defined(__aarch64__)
+#define ALTSTACK_SPARE (4096u + 5120u)
+#else
 #define ALTSTACK_SPARE 4096u
+#endif
 
 /*
  * The sample with its stack: how deep a walk this stack has room for,
