@@ -39,14 +39,30 @@ static int64_t words(int64_t off, int64_t lo, int64_t hi)
 
 void cfi_arch_rule(const struct cfi_state *s, struct unwind_rule *r)
 {
-	if (s->bad || s->fp_bad || s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX)
+	int64_t cfa_off = s->cfa_off, fp_off = s->fp_off, ra_off = s->ra_off;
+	if (s->ra == CFI_RA_AT && ra_off > 0) {
+		/*
+		 * x30 above the CFA: the frame of glibc's lazy binding
+		 * (_dl_runtime_resolve), whose CFA is sp after PLT0's
+		 * stp x16, x30, [sp, #-16]!, with the caller's x30 at
+		 * CFA+8.  The caller's sp is 16 above: that is the CFA
+		 * the walk wants.  Any other slot above the CFA is not
+		 * understood.
+		 */
+		if (ra_off != 8)
+			return;
+		cfa_off += 16;
+		ra_off -= 16;
+		fp_off = fp_off ? fp_off - 16 : 0;
+	}
+	if (s->bad || s->fp_bad || cfa_off < INT32_MIN || cfa_off > INT32_MAX)
 		return;
 	int64_t fp8 = 0, ra8 = 0;
-	if (s->fp_off && !(fp8 = words(s->fp_off, INT16_MIN, INT16_MAX)))
+	if (fp_off && !(fp8 = words(fp_off, INT16_MIN, INT16_MAX)))
 		return;
 	if (s->ra == CFI_RA_AT) {
 		/* From x29's slot (the pair), or from the CFA. */
-		ra8 = words(s->ra_off - s->fp_off, INT8_MIN, INT8_MAX);
+		ra8 = words(ra_off - fp_off, INT8_MIN, INT8_MAX);
 		if (!ra8)
 			return;
 	} else if (s->ra != CFI_RA_UNSAID && s->ra != CFI_RA_SAME) {
@@ -60,7 +76,7 @@ void cfi_arch_rule(const struct cfi_state *s, struct unwind_rule *r)
 		return;
 	r->ra_off8 = (int8_t)ra8;
 	r->fp_off8 = (int16_t)fp8;
-	r->cfa_off = (int32_t)s->cfa_off;
+	r->cfa_off = (int32_t)cfa_off;
 }
 
 #endif

@@ -68,6 +68,39 @@ static bool at_sigreturn(const struct unwind_mem *m, uintptr_t ip)
 }
 
 /*
+ * Is ip in a PLT stub, which has no CFI on arm64?  Known by its code,
+ * 16 bytes at a 16-byte boundary: an entry (adrp x16; ldr x17, [x16];
+ * add x16, x16; br x17) leaves sp and x30 as its caller's; the first
+ * four instructions of PLT0 (stp x16, x30, [sp, #-16]!; adrp; ldr; add)
+ * have pushed 16 bytes once past the stp.  *pushed is those bytes.
+ * Never with a stack copy: code is not in it.
+ */
+static bool in_plt(const struct unwind_mem *m, uintptr_t ip, uintptr_t *pushed)
+{
+	uintptr_t at = ip & ~(uintptr_t)15;
+	uint64_t a, b;
+	if (m->copy || (ip & 3) || ip < 4096 || satload64((const uint64_t *)at, &a) < 0
+	    || satload64((const uint64_t *)(at + 8), &b) < 0)
+		return false;
+	uint32_t i0 = (uint32_t)a, i1 = (uint32_t)(a >> 32), i2 = (uint32_t)b, i3 = (uint32_t)(b >> 32);
+	bool adrp = (i0 & 0x9f00001fu) == 0x90000010u;			/* adrp x16, ... */
+	bool ldr = (i1 & 0xffc003ffu) == 0xf9400211u;			/* ldr x17, [x16, #...] */
+	bool add = (i2 & 0xffc003ffu) == 0x91000210u;			/* add x16, x16, #... */
+	if (adrp && ldr && add && i3 == 0xd61f0220u) {			/* br x17 */
+		*pushed = 0;
+		return true;
+	}
+	adrp = (i1 & 0x9f00001fu) == 0x90000010u;
+	ldr = (i2 & 0xffc003ffu) == 0xf9400211u;
+	add = (i3 & 0xffc003ffu) == 0x91000210u;
+	if (i0 == 0xa9bf7bf0u && adrp && ldr && add) {			/* stp x16, x30, [sp, #-16]! */
+		*pushed = ip == at ? 0 : 16;
+		return true;
+	}
+	return false;
+}
+
+/*
  * The kernel's struct rt_sigframe (and qemu-user's copy of it) is at sp
  * when the trampoline runs: a siginfo, then the ucontext, whose
  * mcontext has the interrupted registers.
@@ -139,21 +172,35 @@ int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, ui
 		case UNWIND_RULE_FP:
 			cfa = r.bp + (intptr_t)rule->cfa_off;
 			break;
-		default:
-			/* No CFI: .plt (it has none on arm64), code without
-			 * tables, garbage. */
+		default: {
+			/* No CFI: a PLT stub (the sampled frame, or one a
+			 * signal interrupted: a stub calls nothing) is a leaf;
+			 * code without tables and garbage end the walk. */
+			uintptr_t pushed;
+			if (live && in_plt(&m, r.ip, &pushed)) {
+				r.sp += pushed;
+				r.ip = r.lr & ADDRESS_BITS;
+				exact = false;
+				live = false;
+				continue;
+			}
 			why = obj ? UNWIND_NO_CFI : UNWIND_NO_OBJECT;
 			goto out;
 		}
+		}
+		/* x29's slot, and x30's: from the slot of x29 if it was saved.
+		 * A slot below sp is gone: the epilogue has reloaded the
+		 * register already, and its CFI says so one instruction
+		 * later (or, in _dl_runtime_resolve's last, never). */
+		uintptr_t fp_slot = cfa + 8 * (intptr_t)rule->fp_off8;
+		uintptr_t ra_slot = fp_slot + 8 * (intptr_t)rule->ra_off8;
+		bool ra_in_x30 = rule->ra_off8 == 0 || ra_slot < r.sp;
 		/* Only a frame with its return address in x30 can have
 		 * nothing on the stack. */
-		if (cfa < r.sp || (cfa == r.sp && rule->ra_off8 != 0)) {
+		if (cfa < r.sp || (cfa == r.sp && !ra_in_x30)) {
 			why = UNWIND_CFA_NOT_INCREASING;
 			break;
 		}
-		/* x29's slot, and x30's: from the slot of x29 if it was saved. */
-		uintptr_t fp_slot = cfa + 8 * (intptr_t)rule->fp_off8;
-		uintptr_t ra_slot = fp_slot + 8 * (intptr_t)rule->ra_off8;
 		if (rule->fp_off8) {
 			/* An epilogue that has reloaded x29 before its CFI says
 			 * so: a slot below sp is gone, and x29 already holds
@@ -164,7 +211,7 @@ int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, ui
 			}
 		}
 		uintptr_t ra;
-		if (rule->ra_off8 == 0) {
+		if (ra_in_x30) {
 			if (!live) {
 				why = UNWIND_NO_CFI;
 				break;
