@@ -137,12 +137,14 @@ int main(int argc, char **argv)
 			in_thread |= !strcmp(names[k], "thread_main");
 			in_main |= !strcmp(names[k], "main");
 		}
-		/* Outermost: _start in the program, or clone3 in libc.  (The
+		/* Outermost: _start in the program, or clone3 in libc.  The
 		   main thread's stacks need not have main: _start's first
-		   call may go through the loader's lazy binding, which
-		   under qemu-user takes a few samples.) */
+		   call may go through the loader's lazy binding, and the
+		   constructors (libprofil's own, once its timer runs) are
+		   called from the loader's entry; under qemu-user each takes
+		   a dozen samples. */
 		outer[0] += s->count;
-		if ((!in_thread && !strcmp(last, "_start"))
+		if ((!in_thread && (!strcmp(last, "_start") || strstr(last, "ld-linux")))
 		    || (in_thread && !in_main && strstr(last, "libc.so")))
 			outer[1] += s->count;
 		if (in_thread || in_main) {
