@@ -46,25 +46,30 @@ static bool load(const struct unwind_mem *m, uintptr_t addr, uintptr_t *out)
 	return !(addr & 7) && unwind_load(m, addr, out);
 }
 
+/* The instruction at addr (4-aligned), through the fault-tolerant load. */
+static bool insn(uintptr_t addr, uint32_t *out)
+{
+	uint64_t w;
+	if (satload64((const uint64_t *)(addr & ~(uintptr_t)7), &w) < 0)
+		return false;
+	*out = (uint32_t)(w >> (addr & 4 ? 32 : 0));
+	return true;
+}
+
 /*
  * Is ip a signal trampoline that has no CFI (qemu-user's own, in no
- * object; the vDSO's has an 'S' CIE and never gets here)?  Recognised by
- * its code, as libgcc does.  Never with a stack copy: code is not in it.
+ * object; the vDSO's has an 'S' CIE), at either of its instructions?
+ * Recognised by its code, as libgcc does.  Never with a stack copy:
+ * code is not in it.
  */
 static bool at_sigreturn(const struct unwind_mem *m, uintptr_t ip)
 {
-	if (m->copy || (ip & 3) || ip < 4096)
+	uint32_t here, other;
+	if (m->copy || (ip & 3) || ip < 4096 || !insn(ip, &here))
 		return false;
-	uint64_t a, b;
-	if (ip & 4) {
-		if (satload64((const uint64_t *)(ip - 4), &a) < 0
-		    || satload64((const uint64_t *)(ip + 4), &b) < 0)
-			return false;
-		return (uint32_t)(a >> 32) == MOV_X8_SIGRETURN && (uint32_t)b == SVC_0;
-	}
-	if (satload64((const uint64_t *)ip, &a) < 0)
-		return false;
-	return (uint32_t)a == MOV_X8_SIGRETURN && (uint32_t)(a >> 32) == SVC_0;
+	if (here == MOV_X8_SIGRETURN)
+		return insn(ip + 4, &other) && other == SVC_0;
+	return here == SVC_0 && insn(ip - 4, &other) && other == MOV_X8_SIGRETURN;
 }
 
 /*
