@@ -141,11 +141,12 @@ int main(int argc, char **argv)
 		   main thread's stacks need not have main: _start's first
 		   call may go through the loader's lazy binding, and the
 		   constructors (libprofil's own, once its timer runs) are
-		   called from the loader's entry; under qemu-user each takes
-		   a dozen samples. */
+		   called from the loader's entry; and a thread's, thread_main:
+		   libc starts and ends it.  Under qemu-user each of those
+		   takes a few samples. */
 		outer[0] += s->count;
 		if ((!in_thread && (!strcmp(last, "_start") || strstr(last, "ld-linux")))
-		    || (in_thread && !in_main && strstr(last, "libc.so")))
+		    || (!in_main && strstr(last, "libc.so")))
 			outer[1] += s->count;
 		if (in_thread || in_main) {
 			thr[0] += s->count;
