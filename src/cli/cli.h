@@ -5,6 +5,7 @@
 #define PROFIL_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 /* Print "profil: MESSAGE" on one line of standard error. */
@@ -21,6 +22,9 @@ char *xstrdup(const char *s);
 
 /* Print s as one CSV field on standard output, quoted if it must be. */
 void csv_field(const char *s);
+
+/* At most max bytes of s as HTML text or attribute value (&, <, >, " escaped). */
+void html_escape(FILE *f, const char *s, size_t max);
 
 /*
  * A double as an integer, saturated (NaN as 0): a hostile file's

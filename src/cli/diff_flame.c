@@ -106,19 +106,6 @@ static uint64_t base_total(const struct base_paths *b, uint64_t k)
 	return 0;
 }
 
-static void esc(FILE *f, const char *s, size_t max)
-{
-	for (size_t n = 0; *s && n < max; s++, n++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
-
 /* The next node of a preorder walk from i, or STACK_NONE. */
 static size_t next_node(const struct stack_tree *t, size_t i, int descend)
 {
@@ -170,10 +157,10 @@ static void draw(FILE *f, const struct stacks *s, const struct stack_tree *t, co
 					int bl = (int)lround(GREY + a * (to[2] - GREY));
 					const struct stack_func *fn = &s->funcs[n->func];
 					fprintf(f, "<g><title>");
-					esc(f, fn->name, 4096);
+					html_escape(f, fn->name, 4096);
 					if (fn->object) {
 						fputs(" (", f);
-						esc(f, file_name(fn->object->path), 4096);
+						html_escape(f, file_name(fn->object->path), 4096);
 						fputc(')', f);
 					}
 					fprintf(f, ": new %.2f%%, base %.2f%%, %+.2f points</title>"
@@ -186,7 +173,7 @@ static void draw(FILE *f, const struct stacks *s, const struct stack_tree *t, co
 						fprintf(f, "<text x=\"%.1f\" y=\"%zu\">", x[i] + 3,
 							(depth[i] - 1) * LEVEL + 12);
 						size_t len = strlen(fn->name);
-						esc(f, fn->name, len > chars ? chars - 2 : len);
+						html_escape(f, fn->name, len > chars ? chars - 2 : len);
 						if (len > chars)
 							fputs("..", f);
 						fputs("</text>", f);

@@ -6,22 +6,11 @@
  */
 #include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
+#include "cli.h"
 #include "diff.h"
-
-static void esc(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default: fputc(*s, f);
-		}
-	}
-}
 
 void diff_html(FILE *f, const struct diff *d, double threshold, const char *flame)
 {
@@ -44,7 +33,7 @@ void diff_html(FILE *f, const struct diff *d, double threshold, const char *flam
 	      "</style></head><body>\n<h1>Diff of two profiles</h1>\n<p>", f);
 	for (int t = 0; t < 2; t++) {
 		fputs(t ? "<br>new: " : "base: ", f);
-		esc(f, d->name[t]);
+		html_escape(f, d->name[t], SIZE_MAX);
 		fprintf(f, ", %" PRIu64 " samples, %.3f s of CPU time", d->samples[t], d->cpu[t]);
 	}
 	fputs("</p>\n", f);
@@ -67,9 +56,9 @@ void diff_html(FILE *f, const struct diff *d, double threshold, const char *flam
 			"<i class=\"mid\"></i></div></td><td class=\"f\">",
 			r->seconds[0], r->seconds[1], c, r->error, r->share[0], r->share[1],
 			r->share[1] - r->share[0], c > 0 ? "up" : "down", c > 0 ? 120.0 : 120.0 - w, w);
-		esc(f, r->function);
+		html_escape(f, r->function, SIZE_MAX);
 		fputs("</td><td class=\"f\">", f);
-		esc(f, r->object);
+		html_escape(f, r->object, SIZE_MAX);
 		fputs("</td></tr>\n", f);
 	}
 	fputs("</table>\n</body></html>\n", f);

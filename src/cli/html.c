@@ -68,20 +68,6 @@ static void unload(struct process *p)
 	model_free(&p->m);
 }
 
-static void html_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '&')
-			fputs("&amp;", f);
-		else if (*s == '<')
-			fputs("&lt;", f);
-		else if (*s == '>')
-			fputs("&gt;", f);
-		else
-			putc(*s, f);
-	}
-}
-
 static const char *program(const struct model *m)
 {
 	for (size_t i = 0; i < m->nobjects; i++)
@@ -227,7 +213,7 @@ static int page(FILE *f, struct page *pg, struct process *procs, size_t n)
 		t = at + strlen(marks[which]);
 		if (which == 0) {
 			fputs("profil: ", f);
-			html_text(f, base_name(program(&procs[0].m)));
+			html_escape(f, base_name(program(&procs[0].m)), SIZE_MAX);
 		} else if (which == 1) {
 			fputs(html_asset_style, f);
 			fputs(html_asset_flame_style, f);

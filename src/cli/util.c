@@ -57,3 +57,16 @@ void csv_field(const char *s)
 	}
 	putchar('"');
 }
+
+void html_escape(FILE *f, const char *s, size_t max)
+{
+	for (size_t n = 0; *s && n < max; s++, n++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
