@@ -6,6 +6,9 @@
 # run's, or (the exit race) its file was left running.  Prints each
 # case's failures and their rate per 1000 runs; exits 1 if any failed.
 # make stress-long runs it; make check does not (minutes, not seconds).
+# PROFIL_STRESS_CASES names the cases to run (default all) and
+# PROFIL_STRESS_BACKENDS the backends, so that a long count can be split
+# across processes.
 #
 #   exec_in_fork  F4a: a SIGHUP handler that execs, inside fork
 #   async_cancel  F5: threads cancelled asynchronously in the handler
@@ -37,8 +40,11 @@ san_env=
 backends="perf timer"
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 [ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ] || backends=timer
+[ -z "${PROFIL_STRESS_BACKENDS:-}" ] || backends=$PROFIL_STRESS_BACKENDS
 limit=60
 total=0
+cases=${PROFIL_STRESS_CASES:-exec_in_fork async_cancel fault_exit exit_race dl_race dl_cancel}
+chosen() { case " $cases " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # tally NAME FAILED: one line of the case's figures.
 tally() {
@@ -50,6 +56,7 @@ tally() {
 same() { [ "$st" -eq "$want" ] && cmp -s want got; }
 
 for mode in exec_in_fork async_cancel fault_exit; do
+	chosen $mode || continue
 	timeout -s KILL $limit ./plain $mode > want 2> /dev/null
 	want=$?
 	for be in $backends; do
@@ -74,7 +81,8 @@ done
 
 timeout -s KILL $limit ./ends race > want 2> /dev/null
 want=$?
-for be in $backends; do
+chosen exit_race || backends_race=
+for be in ${backends_race-$backends}; do
 	f=0
 	for i in $(seq "$N"); do
 		rm -rf r.prof
@@ -89,6 +97,7 @@ done
 
 for c in "race dl_race" "cancel dl_cancel"; do
 	set -- $c
+	chosen $2 || continue
 	timeout -s KILL $limit ./dlrace $1 dl 50 > want 2> /dev/null
 	want=$?
 	for be in $backends; do
