@@ -408,6 +408,7 @@ struct profile {
 	uint64_t nstacks;
 	const uint64_t *frames;
 	uint64_t nframes;
+	struct profile_spare *spare;	/* map's reservation, kept when closed */
 };
 
 /* The pcs of a slot of p->stacks, innermost first, or NULL for a free,
