@@ -80,9 +80,16 @@ struct start {
 static pthread_key_t exit_key;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
+/*
+ * A thread cancelled in the program's code was unwound without running
+ * the epilogues that clear its frames' redzones in ASan's shadow, and
+ * gcc's prologues only write a frame's redzones: our frames below here
+ * would meet the stale ones.  Clear them first, as at the start.
+ */
 static void on_thread_exit(void *unused)
 {
 	(void)unused;
+	clear_stack_shadow();
 	sampler_thread_end();
 }
 
