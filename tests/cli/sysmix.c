@@ -1,7 +1,8 @@
 /*
  * sysmix.c - half arithmetic, half small read()s of /dev/zero, in
  * alternating slices of CPU time, for the test of report's sys% column.
- * sysmix SECONDS: the CPU time to burn in all.  The reads use their own
+ * sysmix SECONDS [SLICE]: the CPU time to burn in all, in slices of
+ * SLICE seconds each (default 0.1).  The reads use their own
  * syscall instruction, so that the pc that enters the kernel is in
  * reads() and not in libc.
  */
@@ -63,13 +64,14 @@ static void burn(void (*fn)(unsigned long), unsigned long piece, double seconds)
 int main(int argc, char **argv)
 {
 	double total = argc > 1 ? atof(argv[1]) : 2.0;
+	double slice = argc > 2 ? atof(argv[2]) : 0.1;
 	zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	if (zero_fd < 0)
 		return 1;
 	double start = cpu_now();
 	while (cpu_now() - start < total) {
-		burn(arith, 200000, 0.1);
-		burn(reads, 200, 0.1);
+		burn(arith, 200000, slice);
+		burn(reads, 200, slice);
 	}
 	return 0;
 }

@@ -26,7 +26,7 @@ backends=timer
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 { [ "$paranoid" -le 2 ] || [ "$(id -u)" -eq 0 ]; } && backends="perf timer"
 for be in $backends; do
-	prun --backend "$be" -o "$be.prof" ./sysmix 1.5 2>/dev/null || no "$be: sysmix: status $?"
+	prun --backend "$be" -o "$be.prof" ./sysmix 1.6 0.2 2>/dev/null || no "$be: sysmix: status $?"
 	"$profil" report --format csv "$be.prof" > "$be.csv" || no "$be: report --format csv"
 	"$profil" report "$be.prof" > "$be.txt" || no "$be: report"
 	cat "$be.txt"
@@ -34,8 +34,14 @@ for be in $backends; do
 	echo "$be: reads sys ${r:-none}%, arith sys ${a:-none}%"
 	# reads() spends about 85% of its time in the kernel here, arith()
 	# none: its share is only system time carried over a slice's end.
+	# The timer backend charges system time at its signals, which come
+	# late on a loaded machine: in a fresh-clone CI run (sanitizer pass,
+	# load 15, 130 signals a second for 1 kHz, 0.1 s slices) arith had
+	# 19.95%.  Slices of 0.2 s halve the carry; it stays well under
+	# reads' share.
+	amax=10; [ "$be" = timer ] && amax=30
 	awk -v v="${r:-0}" 'BEGIN { exit !(v > 60) }' || no "$be: reads has sys ${r:-none}%, expected > 60"
-	awk -v v="${a:-100}" 'BEGIN { exit !(v < 10) }' || no "$be: arith has sys ${a:-none}%, expected < 10"
+	awk -v v="${a:-100}" -v m="$amax" 'BEGIN { exit !(v < m) }' || no "$be: arith has sys ${a:-none}%, expected < $amax"
 	grep -Eq " [0-9]+ +[0-9.]+%( +[0-9.]+%)? +reads +sysmix$" "$be.txt" || no "$be: no sys% column in the text report"
 	rows=$(sys_rows "$be.csv"); stat=$(sys_stat "$be.prof")
 	echo "$be: system samples by function $rows, statistic $stat"
