@@ -103,8 +103,10 @@ static int read_at(int fd, char *to, uint64_t len, uint64_t from)
 			continue;
 		if (r < 0)
 			return -1;
-		if (r == 0)
-			break;	/* shrank meanwhile: zeros from there */
+		if (r == 0) {	/* shrank meanwhile: zeros from there */
+			memset(to + k, 0, len - k);
+			break;
+		}
 		k += (uint64_t)r;
 	}
 	return 0;
@@ -195,15 +197,30 @@ static void spare_free(struct profile_spare *s)
 	free(s);
 }
 
-/* A zeroed, writable reservation of size bytes for p (p->map, p->spare):
-   the one kept if it is large enough.  NULL if none could be made. */
+/* A writable reservation of size bytes for p (p->map, p->spare), zeros
+   but where p->extents will be read: the one kept if it is large
+   enough.  NULL if none could be made. */
 static void *reserve(struct profile *p, uint64_t size)
 {
 	struct profile_spare *s = kept;
 	kept = NULL;
 	if (s && s->size >= size) {
-		for (size_t i = 0; i < s->ndirty; i++)
-			memset((char *)s->map + s->dirty[i].at, 0, s->dirty[i].end - s->dirty[i].at);
+		/* What the last file left and this one will not overwrite
+		   (p->extents): files of one program have much the same. */
+		size_t j = 0;
+		for (size_t i = 0; i < s->ndirty; i++) {
+			uint64_t at = s->dirty[i].at, end = s->dirty[i].end;
+			while (at < end) {
+				while (j < p->nextents && p->extents[j].end <= at)
+					j++;
+				uint64_t to = j < p->nextents && p->extents[j].at < end
+					      ? p->extents[j].at : end;
+				if (to > at)
+					memset((char *)s->map + at, 0, to - at);
+				at = j < p->nextents && p->extents[j].at < end ? p->extents[j].end
+									       : end;
+			}
+		}
 		s->ndirty = 0;
 	} else {
 		if (s)
