@@ -384,10 +384,8 @@ static void add_profile(struct model *m, const struct profile *p)
 		   are holes, never sampled. */
 		for (uint64_t k = 0, end; (k = profile_data(p, v->counters, s->width, s->ncounters,
 							      k, &end)) < s->ncounters;) {
-			for (; k < end; k++) {
+			for (; (k = profile_nonzero(v->counters, s->width, k, end)) < end; k++) {
 				uint64_t c = profile_count(v, k), first, last;
-				if (!c)
-					continue;
 				if (!bins_first_pc(k, s->start, s->scale, &first)
 				    || !bins_last_pc(k, s->start, s->scale, &last))
 					continue;

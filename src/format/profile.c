@@ -385,6 +385,41 @@ uint64_t profile_data(const struct profile *p, const void *base, uint32_t width,
 	return k < n ? k : n;
 }
 
+uint64_t profile_nonzero(const void *base, uint32_t width, uint64_t k, uint64_t end)
+{
+	const unsigned char *b = base;
+	uint64_t at = k * width, stop = end * width;
+#define NONZERO(x) (width == 8 ? *(const uint64_t *)(b + (x)) != 0 \
+			       : *(const uint32_t *)(b + (x)) != 0)
+	for (; at < stop && at % 32; at += width)
+		if (NONZERO(at))
+			return at / width;
+	for (; stop - at >= 32; at += 32) {	/* 32 bytes a test */
+		uint64_t w[4];
+		memcpy(w, b + at, sizeof w);
+		if (w[0] | w[1] | w[2] | w[3])
+			break;
+	}
+	for (; at < stop; at += width)
+		if (NONZERO(at))
+			return at / width;
+#undef NONZERO
+	return end;
+}
+
+/* The sum of counters k..end-1 at base, width bytes each. */
+static uint64_t sum_counters(const void *base, uint32_t width, uint64_t k, uint64_t end)
+{
+	uint64_t sum = 0;
+	if (width == 8)
+		for (const uint64_t *c = base; k < end; k++)
+			sum += c[k];
+	else
+		for (const uint32_t *c = base; k < end; k++)
+			sum += c[k];
+	return sum;
+}
+
 /* The thread table of a version 2 header, if it has one: p->threads. */
 static int check_threads(struct profile *p, char *why, size_t len)
 {
@@ -593,18 +628,16 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 			v->system = (const char *)s + PROFILE_PAGE;
 			p->has_system = 1;
 			for (uint64_t k = 0, end; (k = profile_data(p, v->system, s->width, s->ncounters,
-								      k, &end)) < s->ncounters;)
-				for (; k < end; k++)
-					p->system += profile_system(v, k);
+								      k, &end)) < s->ncounters; k = end)
+				p->system += sum_counters(v->system, s->width, k, end);
 			continue;
 		}
 		struct profile_seg_view *v = &p->segs[p->nsegs++];
 		v->head = s;
 		v->counters = (const char *)s + PROFILE_PAGE;
 		for (uint64_t k = 0, end; (k = profile_data(p, v->counters, s->width, s->ncounters, k,
-							      &end)) < s->ncounters;)
-			for (; k < end; k++)
-				p->counted += profile_count(v, k);
+							      &end)) < s->ncounters; k = end)
+			p->counted += sum_counters(v->counters, s->width, k, end);
 	}
 	/*
 	 * A complete file's counters hold exactly what the header says was

@@ -441,6 +441,11 @@ void profile_close(struct profile *p);
 uint64_t profile_data(const struct profile *p, const void *base, uint32_t width, uint64_t n,
 		      uint64_t k, uint64_t *end);
 
+/* The first of counters k..end-1 at base (width bytes each, base
+   aligned to 32 bytes) that is not zero, or end: most counters of the
+   pages a file holds are zeros. */
+uint64_t profile_nonzero(const void *base, uint32_t width, uint64_t k, uint64_t end);
+
 /* Counter i of a segment. */
 static inline uint64_t profile_count(const struct profile_seg_view *s, uint64_t i)
 {
