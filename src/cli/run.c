@@ -208,6 +208,7 @@ static void mark_ended(const char *dir, pid_t pid, int status)
 		    && profile_pack(files[i], why, sizeof why) < 0)
 			error_line("%s: %s", files[i], why);
 	}
+	profile_pack_drop_spare();
 	free_files(files);
 }
 

@@ -469,6 +469,8 @@ static inline uint64_t profile_system(const struct profile_seg_view *s, uint64_t
  * for a file no process writes any more.
  */
 int profile_pack(const char *path, char *why, size_t whylen);
+/* Remove the emptied file profile_pack keeps for its next copy. */
+void profile_pack_drop_spare(void);
 
 /* Is this a profil profile (by its magic)? */
 int profile_is_profile(const void *data, size_t size);

@@ -4,7 +4,8 @@
 # stacks and without, leaves 203 files that each pack into a few pages
 # (a sparse 19 MB each before, 3.7 GB in all), every one read whole by
 # report; a process killed hard leaves one too, packed once it is gone,
-# and read; the run's unwind tables (RUN_CACHE_DIR) are gone at the end.
+# and read; the run's unwind tables (RUN_CACHE_DIR) and the spare file
+# packing reuses (profile_pack.c) are gone at the end.
 # Deterministic: sizes, not times (make bench has the CPU time).
 set -u
 B=${1:-build}
@@ -34,6 +35,11 @@ for be in perf timer; do
 		n=$(ls "$d" | grep -c '\.prof$')
 		[ "$n" -eq 203 ] || no "$be $st: $n files, not 203"
 		[ -e "$d/.unwind" ] && no "$be $st: the unwind tables were left in the run"
+		# The emptied file profile_pack reuses for each next copy is
+		# gone at the end, and nothing else is in the run.
+		left=$(ls -A "$d" | grep -v '\.prof$')
+		[ -z "$left" ] && [ "$(ls -A "$d" | wc -l)" -eq 203 ] \
+			|| no "$be $st: left in the run besides its profiles: $left"
 		all=0
 		for f in "$d"/*.prof; do
 			sz=$(stat -c %s "$f")
