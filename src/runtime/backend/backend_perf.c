@@ -548,6 +548,37 @@ static int map_table(void)
 	return 0;
 }
 
+static unsigned stack_pages(uint64_t records);
+
+/* The ring a thread gets first: without stacks, RING_PAGES data pages;
+   with them, 20 ms of samples and at least 24 (perf_arm says why). */
+static unsigned first_pages(int stacks)
+{
+	if (!stacks)
+		return RING_PAGES;
+	uint64_t records = 20000000u / atomic_load(&period_ns);
+	return stack_pages(records > 24 ? records : 24);
+}
+
+/*
+ * The event perf_open opens to learn whether events are allowed here,
+ * kept for the first thread armed when that is the thread that opened
+ * it, with the same ring: a short process opens one event, not two.
+ * Never kept past that first arm (or the session's close).  Taken by
+ * exchange: threads that start meanwhile arm themselves at once.
+ */
+static _Atomic int probe_fd = -1;
+static pid_t probe_tid;
+static unsigned probe_pages;
+static int probe_stacks;
+
+static void probe_drop(void)
+{
+	int fd = atomic_exchange(&probe_fd, -1);
+	if (fd >= 0)
+		sys_close(fd);
+}
+
 static int perf_open(unsigned hz, unsigned generation)
 {
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
@@ -559,20 +590,28 @@ static int perf_open(unsigned hz, unsigned generation)
 	/* Is it allowed here?  (perf_event_paranoid, seccomp, no kernel
 	   support all refuse the first event.) */
 	stack_copy = env_stack_copy();
-	int fd = event_open(0, RING_PAGES, 1, sampler_stack_depth() > 0);
-	if (fd < 0 && errno == EINVAL && sampler_stack_depth() > 0) {
+	probe_drop();
+	int stacks = sampler_stack_depth() > 0;
+	int fd = event_open(0, first_pages(stacks), 1, stacks);
+	if (fd < 0 && errno == EINVAL && stacks) {
 		/* No user registers or stack copies on this kernel or
 		   machine: stacks of the sampled pc alone. */
 		stack_copy = 0;
-		fd = event_open(0, RING_PAGES, 1, 0);
+		stacks = 0;
+		fd = event_open(0, first_pages(0), 1, 0);
 	}
 	if (fd < 0)
 		return -errno;
 	struct stat st;
 	int r = syscall(SYS_fstat, fd, &st) == 0 ? 0 : -errno;
-	sys_close(fd);
-	if (r != 0)
+	if (r != 0) {
+		sys_close(fd);
 		return r;
+	}
+	probe_tid = sys_gettid();
+	probe_pages = first_pages(stacks);
+	probe_stacks = stacks;
+	atomic_store(&probe_fd, fd);	/* published with the three above */
 	anon_dev = st.st_dev;
 	anon_ino = st.st_ino;
 	if ((r = map_table()) != 0)
@@ -659,12 +698,15 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 	   tick, 4 ms, however soon it is asked), then 8; past the budget,
 	   a timer. */
 	int stacks = stack_copy && sampler_stack_depth() > 0;
-	unsigned sizes[3] = { RING_PAGES, 2, 1 };
+	unsigned sizes[3] = { first_pages(stacks), 2, 1 };
 	if (stacks) {
-		uint64_t records = 20000000u / atomic_load(&period_ns);
-		sizes[0] = stack_pages(records > 24 ? records : 24);
 		sizes[1] = stack_pages(8);
 		sizes[2] = sizes[1];
+	}
+	int kept = atomic_exchange(&probe_fd, -1);
+	if (kept >= 0 && !(probe_tid == tid && probe_pages == sizes[0] && probe_stacks == stacks)) {
+		sys_close(kept);	/* another thread's, or another ring */
+		kept = -1;
 	}
 	int fd = -1, err = 0;
 	void *map = MAP_FAILED;
@@ -673,7 +715,8 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 	uint64_t id = 0;
 	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
 		pages = sizes[k];
-		fd = event_open(tid, pages, 1, stacks);
+		fd = kept >= 0 ? kept : event_open(tid, pages, 1, stacks);
+		kept = -1;
 		if (fd < 0) {
 			err = errno;
 			break;
@@ -830,6 +873,7 @@ static void perf_forget(struct thread_slot *slot)
 
 static void perf_close(void)
 {
+	probe_drop();
 	timer_set_drain(NULL);
 	nrings = 0;
 	if (timer_opened)
@@ -842,7 +886,9 @@ static void perf_close(void)
 static unsigned perf_max_hz(const char **why)
 {
 	static char text[80];
-	unsigned k = rate_kernel_max(), limit = rate_perf_max();
+	/* rate_perf_max()'s limit, the kernel's file read once, not twice */
+	unsigned k = rate_kernel_max();
+	unsigned limit = k && k < RATE_PERF_DELIVERS ? k : RATE_PERF_DELIVERS;
 	const char *lead = k && k <= limit ? "kernel.perf_event_max_sample_rate is "
 					    : "its own cost runs away above ";
 	char digits[12];

@@ -65,19 +65,13 @@ uint64_t stackfile_size(const struct stackfile_conf *c)
 					  + profile_frames_size(c->frames) : 0);
 }
 
-struct stackfile *stackfile_map(int fd, uint64_t at, const struct stackfile_conf *c)
+struct stackfile *stackfile_map(void *p, uint64_t at, const struct stackfile_conf *c)
 {
 	uint64_t size = stackfile_size(c);
 	struct stackfile *sf = calloc(1, sizeof *sf);
 	if (!sf)
 		return NULL;
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)at);
-	if (p == MAP_FAILED) {
-		free(sf);
-		return NULL;
-	}
 	if (reserve_init(&sf->reserve, p, size) != 0) {
-		munmap(p, size);
 		free(sf);
 		errno = ENOMEM;
 		return NULL;

@@ -33,11 +33,11 @@ void stackfile_conf(unsigned depth, struct stackfile_conf *c);
 uint64_t stackfile_size(const struct stackfile_conf *c);
 
 /*
- * Map the page at byte at of fd (written already, the rest of size
- * bytes sparse) and lay it out for c.  Returns a new stackfile, or NULL
- * (errno).  Not in a signal handler.
+ * Lay out for c the page at p, byte at of the file, mapped shared by the
+ * caller (written already, the rest of stackfile_size bytes sparse).
+ * Returns a new stackfile, or NULL (errno).  Not in a signal handler.
  */
-struct stackfile *stackfile_map(int fd, uint64_t at, const struct stackfile_conf *c);
+struct stackfile *stackfile_map(void *p, uint64_t at, const struct stackfile_conf *c);
 
 /* Copy the counts into the page, with lost by cause (lost_by, as the
    header's lost was made from them) and the rates asked and used.
