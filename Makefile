@@ -110,10 +110,13 @@ EXAMPLE   := $(B)/examples/crunch
 
 # The command: elfutils for symbols, libiberty's demangler (C++, Rust
 # legacy and v0, D), zlib and protobuf-c for pprof.
+# run -p walks the copies of a target's stacks with the runtime's own
+# unwinder (src/runtime/unwind; walk.h's fault-tolerant load is in the
+# arch's satadd, which the copy mode never calls).
 CLI_SRC  := $(wildcard src/cli/*.c) $(wildcard src/format/*.c) src/common/bins.c \
-	src/common/preloadable.c src/common/rates.c
+	src/common/preloadable.c src/common/rates.c $(wildcard src/runtime/unwind/*.c)
 CLI_OBJ  := $(patsubst %.c,$(B)/cli/%.o,$(CLI_SRC)) $(B)/cli/gen/pprof.pb-c.o \
-            $(B)/cli/gen/html_assets.o
+            $(B)/cli/gen/html_assets.o $(B)/cli/src/runtime/arch/satadd_$(ARCH).o
 CLI_LIBS := $$(pkg-config --libs libdw libelf libdebuginfod zlib libprotobuf-c) -liberty -lm
 PROFIL   := $(B)/bin/profil
 # The version for --version, and where profil run looks for libprofil.so.1
@@ -158,6 +161,10 @@ $(STLIB): $(RUNTIME_OBJ)
 $(B)/cli/%.o: %.c $(wildcard include/*.h src/*/*.h src/runtime/*/*.h) $(B)/gen/pprof.pb-c.h VERSION
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CLI_DEFS) $(CFLAGS) -I$(B)/gen $$(pkg-config --cflags libdw libprotobuf-c) -c -o $@ $<
+
+$(B)/cli/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE) $(CFLAGS) -c -o $@ $<
 
 # pprof's profile.proto, compiled by protoc-c.
 $(B)/gen/pprof.pb-c.c $(B)/gen/pprof.pb-c.h: src/format/pprof.proto

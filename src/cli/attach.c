@@ -30,6 +30,7 @@
 
 #define POLL_MS 50
 #define RESCAN_NS 100000000
+#define STACK_COPY 8192		/* bytes of user stack per sample, as libprofil copies */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -245,7 +246,7 @@ static struct attach_thread *known_thread(const struct attach_proc *p, pid_t tid
 }
 
 /* Events on the threads of p not yet armed; the number of threads. */
-static size_t scan_tasks(const struct attach_config *c, struct attach_proc *p)
+static size_t scan_tasks(struct attach_config *c, struct attach_proc *p)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)p->pid);
@@ -266,6 +267,7 @@ static size_t scan_tasks(const struct attach_config *c, struct attach_proc *p)
 		t->tid = tid;
 		t->proc = p;
 		t->fd = -1;
+		t->index = (uint32_t)p->nthreads;
 		if (attach_event_open(c, t) != 0) {
 			if (errno != ESRCH)
 				p->unsampled++;
@@ -336,6 +338,12 @@ int attach_run(const struct run_options *o, const char *dir)
 	struct attach_config c = { .hz = o->hz ? o->hz : PROFIL_HZ_DEFAULT };
 	c.period_ns = 1000000000u / c.hz;
 	c.run_id = now_ns(CLOCK_REALTIME);
+	/* Stacks unless --no-stacks (or PROFIL_STACKS=0, as for a program). */
+	const char *env = getenv("PROFIL_STACKS");
+	if (o->stacks > 0 || (o->stacks < 0 && !(env && strcmp(env, "0") == 0)))
+		c.stack_copy = STACK_COPY;
+	c.rec_size = PATH_MAX + 256 + c.stack_copy;
+	c.rec = xmalloc(c.rec_size);
 	struct attach_proc *procs = xmalloc(npids * sizeof *procs);
 	int status = 0;
 	size_t ready = 0;
@@ -348,6 +356,19 @@ int attach_run(const struct run_options *o, const char *dir)
 	/* May the kernel be sampled?  Else user time alone, if that. */
 	for (size_t i = 0; i < ready && !status; i++) {
 		int fd = attach_event_probe(&c, pids[i]);
+		if (fd < 0 && errno == EINVAL && c.stack_copy) {
+			/* A kernel without user stack copies (before 3.7, or
+			   one built without them): the pcs alone. */
+			fd = attach_event_probe(&(struct attach_config){ .period_ns = c.period_ns,
+									 .user_only = c.user_only },
+						pids[i]);
+			if (fd >= 0) {
+				fprintf(stderr, "profil: call stacks are not recorded: this kernel "
+					"refuses perf's copies of the user stack "
+					"(PERF_SAMPLE_STACK_USER: EINVAL)\n");
+				c.stack_copy = 0;
+			}
+		}
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && !c.user_only) {
 			c.user_only = 1;
 			fd = attach_event_probe(&c, pids[i]);
@@ -364,6 +385,7 @@ int attach_run(const struct run_options *o, const char *dir)
 			attach_proc_free(&procs[i]);
 		free(procs);
 		free(pids);
+		free(c.rec);
 		return status;
 	}
 	if (c.user_only)
@@ -379,11 +401,14 @@ int attach_run(const struct run_options *o, const char *dir)
 	size_t live = npids;
 	for (size_t i = 0; i < npids; i++) {
 		struct attach_proc *p = &procs[i];
+		/* The objects (and their unwind tables, which take a few ms
+		   each) before the events, so that no ring fills meanwhile;
+		   then events, and the maps again: a mapping made after the
+		   events is in a record, one made before in the maps. */
+		attach_maps_read(&c, p);
 		p->start_ns = now_ns(CLOCK_REALTIME);
-		/* Events first: a mapping made after them is in a record, one
-		   made before in the maps read next. */
 		size_t n = scan_tasks(&c, p);
-		attach_maps_read(p, c.user_only);
+		attach_maps_read(&c, p);
 		if (!p->nthreads) {
 			error_line("-p %d (%s): no thread could be given an event (%zu threads): %s",
 				   (int)p->pid, p->name, n, n ? "RLIMIT_NOFILE or locked memory "
@@ -464,7 +489,7 @@ int attach_run(const struct run_options *o, const char *dir)
 			scan_tasks(&c, p);
 			if (p->rescan_maps) {
 				p->rescan_maps = 0;
-				attach_maps_read(p, c.user_only);
+				attach_maps_read(&c, p);
 			}
 		}
 	}
@@ -480,6 +505,8 @@ int attach_run(const struct run_options *o, const char *dir)
 			status = 2;
 		attach_proc_free(&procs[i]);
 	}
+	attach_unwind_release();
+	free(c.rec);
 	free(procs);
 	free(pids);
 	return status;

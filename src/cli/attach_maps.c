@@ -8,7 +8,8 @@
  * as the target sees it.  The object itself is read through
  * /proc/PID/map_files (what is mapped, even deleted or replaced since)
  * or else /proc/PID/root (the target's mount namespace), never through
- * profil's own view of the path.
+ * profil's own view of the path; with stacks, its unwind table is built
+ * from that same file (attach_unwind.c).
  */
 #define _GNU_SOURCE
 #include <elfutils/libdwelf.h>
@@ -108,12 +109,12 @@ static struct attach_obj *new_obj(struct attach_proc *p, uint64_t start, uint64_
 	return o;
 }
 
-void attach_map_add(struct attach_proc *p, uint64_t start, uint64_t len, uint64_t pgoff,
-		    const char *path, int user_only)
+void attach_map_add(const struct attach_config *c, struct attach_proc *p, uint64_t start,
+		    uint64_t len, uint64_t pgoff, const char *path)
 {
 	struct range r = { 0 };
 	uint64_t seg_start, bias;
-	int flags = 0;
+	int flags = 0, fd = -1;
 	if (strcmp(path, "[vdso]") == 0) {
 		/* No file: the mapping itself, named as libprofil names it. */
 		r.memsz = len;
@@ -123,13 +124,13 @@ void attach_map_add(struct attach_proc *p, uint64_t start, uint64_t len, uint64_
 	} else if (path[0] != '/') {
 		return;	/* anonymous or [vsyscall]: samples there are outside */
 	} else {
-		int fd = open_object(p->pid, start, start + len, path);
+		fd = open_object(p->pid, start, start + len, path);
 		if (fd < 0)
 			return;
-		int bad = elf_range(fd, pgoff, len, &r);
-		close(fd);
-		if (bad)
+		if (elf_range(fd, pgoff, len, &r) != 0) {
+			close(fd);
 			return;
+		}
 		bias = start + (r.offset - pgoff) - r.vaddr;
 		seg_start = bias + r.vaddr;
 		if (strcmp(path, p->exe) == 0)
@@ -142,14 +143,22 @@ void attach_map_add(struct attach_proc *p, uint64_t start, uint64_t len, uint64_
 		if (o->unmapped)
 			continue;
 		if (o->head.start == seg_start && o->head.length == r.memsz
-		    && strcmp(o->head.path, path) == 0)
+		    && strcmp(o->head.path, path) == 0) {
+			if (fd >= 0)
+				close(fd);
 			return;
-		if (o->head.start < start + len && start < o->head.start + o->head.length)
+		}
+		if (o->head.start < start + len && start < o->head.start + o->head.length) {
 			o->unmapped = 1;
+			attach_unwind_changed(p);
+		}
 	}
-	struct attach_obj *o = new_obj(p, seg_start, r.memsz, user_only);
-	if (!o)
+	struct attach_obj *o = new_obj(p, seg_start, r.memsz, c->user_only);
+	if (!o) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	o->head.bias = bias;
 	o->head.vaddr = r.vaddr;
 	o->head.file_offset = r.offset;
@@ -157,9 +166,13 @@ void attach_map_add(struct attach_proc *p, uint64_t start, uint64_t len, uint64_
 	memcpy(o->head.build_id, r.build_id, r.build_id_len);
 	o->head.build_id_len = r.build_id_len;
 	snprintf(o->head.path, sizeof o->head.path, "%s", path);
+	if (c->stack_copy)
+		attach_unwind_object(p, o, fd);
+	if (fd >= 0)
+		close(fd);
 }
 
-void attach_maps_read(struct attach_proc *p, int user_only)
+void attach_maps_read(const struct attach_config *c, struct attach_proc *p)
 {
 	char name[64];
 	snprintf(name, sizeof name, "/proc/%d/maps", (int)p->pid);
@@ -177,7 +190,7 @@ void attach_maps_read(struct attach_proc *p, int user_only)
 			continue;
 		char *path = line + at;
 		path[strcspn(path, "\n")] = '\0';
-		attach_map_add(p, start, end - start, pgoff, path, user_only);
+		attach_map_add(c, p, start, end - start, pgoff, path);
 	}
 	free(line);
 	fclose(f);
@@ -187,6 +200,7 @@ void attach_maps_exec(struct attach_proc *p)
 {
 	for (size_t i = 0; i < p->nobjs; i++)
 		p->objs[i]->unmapped = 1;
+	attach_unwind_changed(p);
 	/* Another program now: the file is named after it, and its
 	   records, which follow, name its main executable. */
 	char path[64], exe[PATH_MAX];
@@ -255,7 +269,7 @@ static int find(struct attach_proc *p, uint64_t pc, size_t *obj, uint64_t *index
 	return 0;
 }
 
-void attach_count(struct attach_thread *t, uint64_t pc, int system)
+int attach_count(struct attach_thread *t, uint64_t pc, int system)
 {
 	struct attach_proc *p = t->proc;
 	size_t i;
@@ -265,13 +279,13 @@ void attach_count(struct attach_thread *t, uint64_t pc, int system)
 		p->rescan_maps = 1;
 		if (system)
 			p->system++;
-		return;
+		return 0;
 	}
 	struct attach_obj *o = p->objs[i];
 	if (o->counts[index] == UINT32_MAX) {
 		p->saturated++;
 		p->system += !!system;
-		return;
+		return 0;
 	}
 	o->counts[index]++;
 	p->counted++;
@@ -282,6 +296,7 @@ void attach_count(struct attach_thread *t, uint64_t pc, int system)
 		t->system++;
 	}
 	thread_pc(t, i, index, system);
+	return 1;
 }
 
 void attach_proc_free(struct attach_proc *p)
@@ -297,4 +312,6 @@ void attach_proc_free(struct attach_proc *p)
 		free(p->threads[i]);
 	}
 	free(p->threads);
+	mstacks_free(&p->stacks);
+	attach_unwind_free(p);
 }

@@ -2,10 +2,12 @@
  * attach_write.c - the profil(5) file of an attached process, written
  * whole at the end (profil run -p).
  *
- * Laid out as libprofil's own: the header page, the thread table, then
- * a segment per executable range with, when the kernel was seen, its
- * companion of system counts.  Pages of counters that hold nothing are
- * left as holes, as the runtime leaves them.
+ * Laid out as libprofil's own: the header page, the thread table, the
+ * extension page (lost samples by cause) with, when stacks were taken,
+ * the stack table and its frames (merge_stacks.c writes them, as for
+ * profil merge), then a segment per executable range with, when the
+ * kernel was seen, its companion of system counts.  Pages of counters
+ * that hold nothing are left as holes, as the runtime leaves them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "../../include/profil.h"
+#include "unwind/unwind.h"
 #include "attach.h"
 #include "cli.h"
 
@@ -61,9 +64,10 @@ static uint64_t pow2(uint64_t n)
 	return p;
 }
 
-/* The thread table: its entries and pc slots, in memory. */
+/* The thread table: its entries and pc slots, in memory; each thread's
+   entry in entry_of (0: the table's "other threads"). */
 static void *thread_table(const struct attach_proc *p, uint32_t *nentries, uint64_t *npcs,
-			  uint64_t *size, uint64_t *unattributed)
+			  uint64_t *size, uint64_t *unattributed, uint32_t *entry_of)
 {
 	uint64_t keys = 0;
 	for (size_t i = 0; i < p->nthreads; i++)
@@ -99,6 +103,7 @@ static void *thread_table(const struct attach_proc *p, uint32_t *nentries, uint6
 		}
 		e[entry].samples += t->samples;
 		e[entry].system += t->system;
+		entry_of[i] = entry;
 		if (!entry)
 			continue;
 		e[entry].tid = t->tid;
@@ -159,17 +164,27 @@ int attach_write(const struct attach_config *c, const struct attach_proc *p, con
 	 * event does not sample) is lost: taken stands for the CPU time of
 	 * the window, as in any run.
 	 */
-	uint64_t observed = p->counted + p->outside + p->saturated, lost = p->lost, cpu = 0;
+	struct mstacks ms;
+	memset(&ms, 0, sizeof ms);
+	ms.ext_files = 1;
+	uint64_t observed = p->counted + p->outside + p->saturated, cpu = 0;
 	uint32_t sampled = 0;
 	for (size_t i = 0; i < p->nthreads; i++) {
 		const struct attach_thread *t = p->threads[i];
 		cpu += t->clock_ns;
 		sampled++;
-		lost += t->lost;
+		ms.lost_by[PROFILE_LOST_RING] += t->lost_ring;
+		ms.lost_by[PROFILE_LOST_THROTTLE] += t->lost_throttled;
+		ms.lost_by[PROFILE_LOST_CORRUPT] += t->lost_corrupt;
 	}
+	uint64_t lost = ms.lost_by[PROFILE_LOST_RING] + ms.lost_by[PROFILE_LOST_THROTTLE]
+			+ ms.lost_by[PROFILE_LOST_CORRUPT];
 	uint64_t due = cpu / c->period_ns;
-	if (due > observed + lost)
+	if (due > observed + lost) {
+		ms.lost_by[c->user_only ? PROFILE_LOST_KERNEL : PROFILE_LOST_LATE] +=
+			due - observed - lost;
 		lost = due - observed;
+	}
 	h->counted = p->counted;
 	h->outside = p->outside;
 	h->saturated = p->saturated;
@@ -184,7 +199,9 @@ int attach_write(const struct attach_config *c, const struct attach_proc *p, con
 
 	uint64_t table_size = 0, npcs = 0, unattributed = 0;
 	uint32_t nentries = 0;
-	void *table = thread_table(p, &nentries, &npcs, &table_size, &unattributed);
+	uint32_t *entry_of = xmalloc((p->nthreads + 1) * sizeof *entry_of);
+	memset(entry_of, 0, (p->nthreads + 1) * sizeof *entry_of);
+	void *table = thread_table(p, &nentries, &npcs, &table_size, &unattributed, entry_of);
 	if (table) {
 		h->thread_entries = nentries;
 		h->threads_at = PROFILE_PAGE;
@@ -194,7 +211,28 @@ int attach_write(const struct attach_config *c, const struct attach_proc *p, con
 	} else {
 		h->unattributed = p->counted;
 	}
-	uint64_t end = PROFILE_PAGE + table_size;
+	/* The stacks, by the thread entries just made. */
+	if (c->stack_copy) {
+		const struct mstacks *run = &p->stacks;
+		ms.files = 1;
+		ms.stacks = run->stacks;
+		ms.unplaced = run->unplaced;
+		memcpy(ms.stop, run->stop, sizeof ms.stop);
+		ms.max_depth = UNWIND_MAX_DEPTH;
+		ms.stack_copy = c->stack_copy;
+		for (size_t i = 0; i < run->n; i++) {
+			const struct mstack *v = &run->v[i];
+			uint32_t entry = table ? entry_of[v->entry] : 0;
+			if (mstacks_put(&ms, entry, run->pcs + v->first, v->depth, v->stop, v->count,
+					v->system) != 0) {
+				ms.unplaced += v->count;
+				ms.stacks -= ms.stacks >= v->count ? v->count : ms.stacks;
+			}
+		}
+	}
+	free(entry_of);
+	h->ext_at = PROFILE_PAGE + table_size;
+	uint64_t end = h->ext_at + mstacks_size(&ms);
 	for (size_t i = 0; i < p->nobjs; i++)
 		end += p->objs[i]->head.size * (p->objs[i]->system ? 2 : 1);
 	h->end = end;
@@ -204,12 +242,15 @@ int attach_write(const struct attach_config *c, const struct attach_proc *p, con
 		error_line("%s: %s", path, strerror(errno));
 		free(h);
 		free(table);
+		mstacks_free(&ms);
 		return -1;
 	}
 	int bad = ftruncate(fd, (off_t)end) != 0;
 	if (!bad && table)
 		bad = put(fd, table, table_size, PROFILE_PAGE) != 0;
-	uint64_t at = PROFILE_PAGE + table_size;
+	if (!bad)
+		bad = mstacks_write(fd, &ms, h->ext_at) != 0;
+	uint64_t at = h->ext_at + mstacks_size(&ms);
 	uint32_t nsegs = 0;
 	struct profile_segment *head = malloc(PROFILE_PAGE);
 	bad |= !head;
@@ -246,6 +287,7 @@ int attach_write(const struct attach_config *c, const struct attach_proc *p, con
 	free(head);
 	free(h);
 	free(table);
+	mstacks_free(&ms);
 	if (bad) {
 		error_line("%s: cannot write: %s", path, strerror(err));
 		unlink(path);

@@ -89,35 +89,41 @@ void mstacks_add(struct mstacks *ms, const struct profile *p, const uint32_t *en
 			size_t seg = stacks_segment_of(p, in[d], &hint);
 			pcs[d] = seg == SIZE_MAX ? in[d] : in[d] - p->segs[seg].head->bias + out_bias[seg];
 		}
-		if (2 * (ms->n + 1) > ms->capindex)
-			grow_index(ms);
-		uint64_t h = stack_hash(entry, pcs, st->depth);
-		size_t *slot = lookup(ms, h, entry, st->stop, pcs, st->depth);
 		uint32_t system = st->system < st->count ? st->system : st->count;
-		if (*slot != SIZE_MAX) {
-			ms->v[*slot].count += st->count;
-			ms->v[*slot].system += system;
-			continue;
-		}
-		if (ms->npcs + st->depth > PROFILE_FRAMES_MAX || ms->n >= PROFILE_STACK_SLOTS_MAX / 2) {
+		if (mstacks_put(ms, entry, pcs, st->depth, st->stop, st->count, system) != 0) {
 			ms->unplaced += st->count;	/* no room in the output's table */
 			ms->stacks -= ms->stacks >= st->count ? st->count : ms->stacks;
-			continue;
 		}
-		if (ms->npcs + st->depth > ms->cappcs) {
-			ms->cappcs = 2 * (ms->cappcs + st->depth);
-			ms->pcs = xrealloc(ms->pcs, ms->cappcs * sizeof *ms->pcs);
-		}
-		if (ms->n == ms->cap) {
-			ms->cap = ms->cap ? 2 * ms->cap : 256;
-			ms->v = xrealloc(ms->v, ms->cap * sizeof *ms->v);
-		}
-		memcpy(ms->pcs + ms->npcs, pcs, st->depth * sizeof *pcs);
-		ms->v[ms->n] = (struct mstack){ h, st->count, system, ms->npcs, entry, st->depth,
-						st->stop };
-		ms->npcs += st->depth;
-		*slot = ms->n++;
 	}
+}
+
+int mstacks_put(struct mstacks *ms, uint32_t entry, const uint64_t *pcs, uint16_t depth,
+		uint8_t stop, uint64_t count, uint64_t system)
+{
+	if (2 * (ms->n + 1) > ms->capindex)
+		grow_index(ms);
+	uint64_t h = stack_hash(entry, pcs, depth);
+	size_t *slot = lookup(ms, h, entry, stop, pcs, depth);
+	if (*slot != SIZE_MAX) {
+		ms->v[*slot].count += count;
+		ms->v[*slot].system += system;
+		return 0;
+	}
+	if (ms->npcs + depth > PROFILE_FRAMES_MAX || ms->n >= PROFILE_STACK_SLOTS_MAX / 2)
+		return -1;
+	if (ms->npcs + depth > ms->cappcs) {
+		ms->cappcs = 2 * (ms->cappcs + depth);
+		ms->pcs = xrealloc(ms->pcs, ms->cappcs * sizeof *ms->pcs);
+	}
+	if (ms->n == ms->cap) {
+		ms->cap = ms->cap ? 2 * ms->cap : 256;
+		ms->v = xrealloc(ms->v, ms->cap * sizeof *ms->v);
+	}
+	memcpy(ms->pcs + ms->npcs, pcs, depth * sizeof *pcs);
+	ms->v[ms->n] = (struct mstack){ h, count, system, ms->npcs, entry, depth, stop };
+	ms->npcs += depth;
+	*slot = ms->n++;
+	return 0;
 }
 
 /* Slots for n stacks: a power of two, at most half full. */

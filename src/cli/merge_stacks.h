@@ -44,6 +44,14 @@ struct mstacks {
 void mstacks_add(struct mstacks *ms, const struct profile *p, const uint32_t *entry_of,
 		 const uint64_t *out_bias);
 
+/*
+ * One stack of count samples (system of them in the kernel) of the
+ * output's thread entry, summed into an equal one: 0, or -1 when the
+ * output's table has no room for it (the caller counts it unplaced).
+ */
+int mstacks_put(struct mstacks *ms, uint32_t entry, const uint64_t *pcs, uint16_t depth,
+		uint8_t stop, uint64_t count, uint64_t system);
+
 /* Bytes of the extension page and its tables (0: no input had an
    extension page), and writing them at byte at: 0, or -1 with errno. */
 uint64_t mstacks_size(const struct mstacks *ms);

@@ -48,6 +48,16 @@ struct unwind_mem {
 int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, uintptr_t *pcs,
 		int max, enum unwind_stop *stop);
 
+/*
+ * The same walk with the tables of set (table.h) instead of the loaded
+ * objects': profil run -p walks the copies of another process's stacks
+ * with tables it built from that process's objects.  The caller keeps
+ * set alive for the walk.
+ */
+struct unwind_set;
+int unwind_walk_in(const struct unwind_set *set, const struct unwind_regs *regs,
+		   const struct unwind_mem *mem, uintptr_t *pcs, int max, enum unwind_stop *stop);
+
 /* The registers of a signal handler's ucontext; -1 on an unsupported machine. */
 int unwind_regs_from_context(const void *context, struct unwind_regs *regs);
 

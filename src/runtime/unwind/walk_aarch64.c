@@ -12,7 +12,8 @@
  *
  * Async-signal-safe and lock-free: no allocation, no lock, no loader
  * call; the tables are immutable and never freed while a walk can run
- * (table.c: a walk is announced with unwind_read_enter).
+ * (table.c: unwind_walk, in unwind.c, announces the walk with
+ * unwind_read_enter; unwind_walk_in walks a set its caller keeps).
  */
 #if defined(__aarch64__)
 #define _GNU_SOURCE
@@ -123,11 +124,9 @@ static enum unwind_stop signal_frame(const struct unwind_mem *m, struct unwind_r
 	return UNWIND_STOP_COUNT;	/* go on */
 }
 
-int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, uintptr_t *pcs,
-		int max, enum unwind_stop *stop)
+int unwind_walk_in(const struct unwind_set *set, const struct unwind_regs *regs,
+		   const struct unwind_mem *mem, uintptr_t *pcs, int max, enum unwind_stop *stop)
 {
-	unsigned token = unwind_read_enter();
-	const struct unwind_set *set = unwind_tables_get();
 	struct unwind_regs r = *regs;
 	struct unwind_mem m = *mem;
 	enum unwind_stop why;
@@ -232,7 +231,6 @@ int unwind_walk(const struct unwind_regs *regs, const struct unwind_mem *mem, ui
 		live = false;
 	}
 out:
-	unwind_read_leave(token);
 	unwind_count_stop(why);
 	*stop = why;
 	return n;
