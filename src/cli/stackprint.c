@@ -120,6 +120,21 @@ uint64_t *stacks_row_totals(const struct stacks *s, struct rows *r, int inlines)
 		const struct stack_func *sf = &s->funcs[order[i]];
 		r->v[r->n++] = (struct row){ xstrdup(sf->name), NULL, sf->object, sf->start, 0, 0, 0, 0 };
 	}
+	/* By symbol (not --inline), a row's samples in code inlined into it
+	   have the inlined function as their innermost frame: what the
+	   stacks hold of the row is then the samples whose innermost frame
+	   not inlined is the row's function. */
+	if (!inlines) {
+		memset(self, 0, s->nfuncs * sizeof *self);
+		for (size_t i = 0; i < s->n; i++) {
+			const struct stack *st = &s->v[i];
+			size_t d = st->depth;
+			while (d > 1 && s->funcs[st->funcs[d - 1]].inlined)
+				d--;
+			if (d)
+				self[st->funcs[d - 1]] += st->count;
+		}
+	}
 	/* A sample counted without a stack (the perf backend's kernel time,
 	   a walk that could not start) is a stack of its function alone:
 	   a total is never below the row's own samples. */

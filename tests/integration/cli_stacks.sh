@@ -27,6 +27,7 @@ edge() {
 }
 
 cc -O2 -g -pthread -o stacksprog "$root/tests/cli/stacks.c" -lz || exit 1
+cc -O2 -g -o inlprog "$root/tests/cli/inlprog.c" || exit 1
 
 backends=${PROFIL_BACKENDS:-}
 [ -n "$backends" ] || backends="timer perf"
@@ -104,6 +105,18 @@ for be in $backends; do
 			print "not ok: '"$be"': " $col["function"] ": total " $col["total_samples"] \
 				" below its own " $col["samples"]; bad = 1 }
 		END { exit bad }' || fail=1
+
+	# Nor above the samples counted: outer's samples are all in code
+	# inlined into it, whose innermost frame is the inlined function
+	# (outer's total was 199.66% before stackprint.c counted them).
+	prun --backend "$be" -o "$be.inl.prof" ./inlprog 400 2>/dev/null || no "$be: run inlprog"
+	"$profil" report --format csv "$be.inl.prof" | awk -F, '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		/"/ { next }
+		$col["total_percent"] + 0 > 100 {
+			print "not ok: '"$be"': " $col["function"] ": total " $col["total_percent"] "%"; bad = 1 }
+		$col["function"] == "outer" { seen = 1 }
+		END { if (!seen) print "not ok: '"$be"': no row for outer"; exit bad || !seen }' || fail=1
 
 	# The tree: main, then from_a and from_b under it, work_c under both.
 	"$profil" report --tree "$be.prof" > tree.txt || no "$be: --tree"
