@@ -82,10 +82,12 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 	}
 	struct model_stacks *ms = m->stacks;
 	ms->files++;
-	ms->recorded += x->stacks;
 	ms->unplaced += x->stacks_unplaced;
-	for (int i = 0; i < PROFILE_STOP_COUNT; i++)
-		ms->stop[i] += x->stop[i];
+	/* A file its process did not complete (a crash, a kill) has the
+	   statistics it last published, up to half a second old, and its
+	   slots as they were at the end: the slots say more. */
+	int live = p->header->state != PROFILE_COMPLETE;
+	uint64_t slot_stacks = 0, slot_stop[PROFILE_STOP_COUNT] = { 0 };
 	size_t *row = entry_rows(m, p, rows), hint = 0;
 	/* Only the slots the file holds: a table of 65536 slots with a
 	   hundred stacks is mostly holes, and each page of one read costs
@@ -97,6 +99,9 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 		const uint64_t *pcs = profile_stack_pcs(p, st);
 		if (!pcs)
 			continue;
+		slot_stacks += st->count;
+		if (st->stop < PROFILE_STOP_COUNT)
+			slot_stop[st->stop] += st->count;
 		size_t r = row[st->entry];
 		if (m->filter && (r == SIZE_MAX || !thread_kept(m->filter, m->thread_rows[r].tid,
 							       m->thread_rows[r].comm)))
@@ -124,6 +129,10 @@ void stacks_add_file(struct model *m, const struct profile *p, const size_t *obj
 		ms->samples += st->count;
 	}
 	free(row);
+	int slots_say_more = live && slot_stacks > x->stacks;
+	ms->recorded += slots_say_more ? slot_stacks : x->stacks;
+	for (int i = 0; i < PROFILE_STOP_COUNT; i++)
+		ms->stop[i] += slots_say_more ? slot_stop[i] : x->stop[i];
 }
 
 void model_stacks_free(struct model_stacks *s)
