@@ -79,11 +79,17 @@ void mstacks_add(struct mstacks *ms, const struct profile *p, const uint32_t *en
 		ms->stack_copy = x->stack_copy;
 	uint64_t pcs[PROFILE_DEPTH_MAX];
 	size_t hint = 0;
+	/* A file its process did not complete has statistics up to half a
+	   second older than its slots (as stacks.c reads it). */
+	uint64_t slot_stacks = 0, slot_stop[PROFILE_STOP_COUNT] = { 0 };
 	for (uint64_t k = 0; k < p->nstacks; k++) {
 		const struct profile_stack *st = &p->stacks[k];
 		const uint64_t *in = profile_stack_pcs(p, st);
 		if (!in)
 			continue;
+		slot_stacks += st->count;
+		if (st->stop < PROFILE_STOP_COUNT)
+			slot_stop[st->stop] += st->count;
 		uint32_t entry = entry_of[st->entry] == UINT32_MAX ? 0 : entry_of[st->entry];
 		for (uint16_t d = 0; d < st->depth; d++) {
 			size_t seg = stacks_segment_of(p, in[d], &hint);
@@ -94,6 +100,11 @@ void mstacks_add(struct mstacks *ms, const struct profile *p, const uint32_t *en
 			ms->unplaced += st->count;	/* no room in the output's table */
 			ms->stacks -= ms->stacks >= st->count ? st->count : ms->stacks;
 		}
+	}
+	if (p->header->state != PROFILE_COMPLETE && slot_stacks > x->stacks) {
+		ms->stacks += slot_stacks - x->stacks;
+		for (int i = 0; i < PROFILE_STOP_COUNT; i++)
+			ms->stop[i] = ms->stop[i] - x->stop[i] + slot_stop[i];
 	}
 }
 

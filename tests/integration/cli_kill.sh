@@ -41,6 +41,9 @@ grep -q "did not exit normally" k.txt && no "a kill profil run saw reported as n
 # 0.09 s, its statistics published once).
 grep -Eq "^stacks: [0-9]+ samples with a stack \((99\.[0-9]|100\.0)% of those counted\)" k.txt \
 	|| no "stacks after a kill: $(grep '^stacks:' k.txt)"
+"$profil" merge -o m.prof k.prof 2>/dev/null || no "merge of a killed process's profile"
+"$profil" report m.prof 2>/dev/null | grep -Eq "^stacks: [0-9]+ samples with a stack \((99\.[0-9]|100\.0)% of those counted\)" \
+	|| no "stacks after a kill, merged: $("$profil" report m.prof 2>&1 | grep '^stacks:')"
 "$profil" report --format json k.prof > k.json || no "json"
 counted=$(sed 's/^{"samples":\([0-9]*\).*/\1/' k.json)
 [ "$counted" -ge 300 ] || no "only $counted samples kept of about a second of CPU"
