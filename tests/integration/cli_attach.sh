@@ -249,17 +249,42 @@ refuse "kernel thread" "^profil: -p 2 \(kthreadd\): a kernel thread: it has no p
 	"$profil" run -p 2 -o r1
 refuse "with a program" "^profil: run: -p 1 and a program \(./spin\): give one or the other$" \
 	"$profil" run -p 1 ./spin
-# A zombie: its parent (the shell, then sleep) never waits for it.  Its
-# parent lives long, then is killed: at load 15, 3 s were not enough
-# for the check to run before the zombie was reaped.
-sh -c 'sleep 0 & echo $! > zpid; exec sleep 120' &
+# A zombie: a child that has exited and whose parent never waits for it.
+# The parent makes sure of it itself (SIGCHLD at its default, and
+# waitid with WNOWAIT until the child has exited) before it names the
+# child: a shell's "sleep 0 &" was reaped before the check in a CI run
+# (an ignored SIGCHLD, inherited, makes the kernel reap at once).
+cat > zombie.c <<'EOF'
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	signal(SIGCHLD, SIG_DFL);
+	pid_t c = fork();
+	if (c == 0)
+		_exit(0);
+	siginfo_t si;
+	if (c < 0 || waitid(P_PID, c, &si, WEXITED | WNOWAIT) != 0)
+		return 1;
+	printf("%d\n", (int)c);
+	fflush(stdout);
+	sleep(120);
+	return 0;
+}
+EOF
+cc -O2 -o zombie zombie.c || exit 1
+./zombie > zpid &
 zparent=$!
 for i in $(seq 100); do
-	[ -s zpid ] && [ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$(cat zpid)/stat" 2>/dev/null)" = Z ] && break
+	[ -s zpid ] && break
 	sleep 0.1
 done
 zpid=$(cat zpid)
-refuse "zombie" "^profil: -p $zpid \(sleep\): the process has exited \(a zombie\): nothing to profile$" \
+[ "$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$zpid/stat" 2>/dev/null)" = Z ] ||
+	no "zombie: process $zpid is not a zombie: $(cat "/proc/$zpid/stat" 2>&1)"
+refuse "zombie" "^profil: -p $zpid \(zombie\): the process has exited \(a zombie\): nothing to profile$" \
 	"$profil" run -p $zpid -o r1
 kill $zparent
 wait $zparent 2>/dev/null
