@@ -31,6 +31,7 @@
 #define POLL_MS 50
 #define RESCAN_NS 100000000
 #define STACK_COPY 8192		/* bytes of user stack per sample, as libprofil copies */
+#define STACK_COPY_MAX 65528	/* the most perf copies (a 16-bit size, 8-aligned) */
 
 static volatile sig_atomic_t stop_signal;
 
@@ -165,6 +166,26 @@ static void refused(pid_t pid, const char *name, int err)
 	} else {
 		error_line("-p %d (%s): perf_event_open: %s", (int)pid, name, strerror(err));
 	}
+}
+
+/* The bytes of stack to copy with each sample: PROFIL_STACK_COPY, read
+   as libprofil reads it for a program it runs, or 8 KiB; 0 after one
+   line when it is not such a size (the command refuses what the library
+   can only complain of). */
+static uint32_t stack_copy_asked(void)
+{
+	const char *text = getenv("PROFIL_STACK_COPY");
+	if (!text)
+		return STACK_COPY;
+	char *end;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (*text < '0' || *text > '9' || errno || *end || v < 8 || v > STACK_COPY_MAX || v % 8) {
+		error_line("PROFIL_STACK_COPY='%s': not a multiple of 8 from 8 to %d bytes", text,
+			   STACK_COPY_MAX);
+		return 0;
+	}
+	return (uint32_t)v;
 }
 
 /* The process as it is at the start: 0, or -1 after one line. */
@@ -340,8 +361,13 @@ int attach_run(const struct run_options *o, const char *dir)
 	c.run_id = now_ns(CLOCK_REALTIME);
 	/* Stacks unless --no-stacks (or PROFIL_STACKS=0, as for a program). */
 	const char *env = getenv("PROFIL_STACKS");
-	if (o->stacks > 0 || (o->stacks < 0 && !(env && strcmp(env, "0") == 0)))
-		c.stack_copy = STACK_COPY;
+	if (o->stacks > 0 || (o->stacks < 0 && !(env && strcmp(env, "0") == 0))) {
+		c.stack_copy = stack_copy_asked();
+		if (!c.stack_copy) {
+			free(pids);
+			return 2;
+		}
+	}
 	c.rec_size = PATH_MAX + 256 + c.stack_copy;
 	c.rec = xmalloc(c.rec_size);
 	struct attach_proc *procs = xmalloc(npids * sizeof *procs);

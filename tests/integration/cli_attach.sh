@@ -230,6 +230,48 @@ grep -q 'from_b' a6.html || no "stacks: the page has no from_b"
 "$profil" report --callers work_c a6n > out 2>&1 && no "--no-stacks: --callers had stacks"
 grep -q 'no call stacks' out || no "--no-stacks: --callers said: $(cat out)"
 
+# PROFIL_STACK_COPY, read as libprofil reads it: a stack 40 KiB deep is
+# walked whole from a copy of 65528 bytes, and not from the default 8 KiB.
+cat > deep.c <<'EOF'
+/* deep: 80 frames of about 500 bytes, then a spin at the bottom. */
+static volatile unsigned long sink;
+__attribute__((noinline)) static void down(int n)
+{
+	volatile char pad[480];
+	pad[0] = (char)n;
+	if (n > 0)
+		down(n - 1);
+	else
+		for (;;)
+			sink += (sink >> 3) ^ 1;
+	sink += pad[0];
+}
+int main(void)
+{
+	down(80);
+	return 0;
+}
+EOF
+cc -O2 -g -o deep deep.c || exit 1
+./deep &
+dpid=$!
+sleep 0.2
+"$profil" run -p $dpid --duration 0.5 -o a7 > out 2> err || no "deep: profil run -p exited $?: $(cat err)"
+PROFIL_STACK_COPY=65528 "$profil" run -p $dpid --duration 0.5 -o a7w > out 2> err ||
+	no "PROFIL_STACK_COPY=65528: profil run -p exited $?: $(cat err)"
+kill $dpid
+wait $dpid 2>/dev/null
+complete_share() {	# DIR: complete walks per 1000 of the walks
+	"$profil" report --format json "$1" | grep -o '"stacks":{[^}]*}' | sed 's/"stacks"://' |
+		tr -d '{}' | tr ',' '\n' | awk -F: '$1 == "\"complete\"" { c = $2 }
+			$1 != "\"samples\"" && $1 != "\"not_kept\"" { w += $2 }
+			END { print (w > 0 ? int(1000 * c / w) : -1) }'
+}
+narrow=$(complete_share a7) wide=$(complete_share a7w)
+echo "deep: complete walks per 1000, 8 KiB copies $narrow, 65528-byte copies $wide"
+[ "$narrow" -ge 0 ] && [ "$narrow" -le 50 ] || no "deep: $narrow per 1000 complete from 8 KiB copies"
+[ "$wide" -ge 950 ] || no "deep: $wide per 1000 complete from 65528-byte copies"
+
 # 6. Refusals: one line each, naming the cause and what would allow it.
 refuse() {	# NAME EXPECTED-REGEX COMMAND...
 	name=$1 want=$2
@@ -247,6 +289,8 @@ refuse "not a PID" "^profil: -p '12x': not a list of process IDs \(PID\[,PID\.\.
 	"$profil" run -p 12x -o r1
 refuse "kernel thread" "^profil: -p 2 \(kthreadd\): a kernel thread: it has no program to profile$" \
 	"$profil" run -p 2 -o r1
+refuse "PROFIL_STACK_COPY" "^profil: PROFIL_STACK_COPY='12': not a multiple of 8 from 8 to 65528 bytes$" \
+	env PROFIL_STACK_COPY=12 "$profil" run -p 1 -o r1
 refuse "with a program" "^profil: run: -p 1 and a program \(./spin\): give one or the other$" \
 	"$profil" run -p 1 ./spin
 # A zombie: a child that has exited and whose parent never waits for it.
