@@ -217,7 +217,7 @@ $(B)/tests/unit/test_satadd: $(B)/obj/src/runtime/core/signals.o
 
 # Unit tests of the command's own code link its objects instead (and
 # only where the command is built: not in a cross build).
-CLI_UNIT  := $(B)/tests/unit/test_stacks $(B)/tests/unit/test_symtab
+CLI_UNIT  := $(B)/tests/unit/test_stacks $(B)/tests/unit/test_symtab $(B)/tests/unit/test_disasm
 CLI_UNIT_WITH := $(filter-out $(B)/cli/src/cli/main.o,$(CLI_OBJ)) \
                  $(B)/obj/src/runtime/core/env.o $(B)/obj/src/runtime/files/outname.o
 ifdef CROSS

@@ -306,19 +306,18 @@ static int dis_wanted(const struct model *m, struct symbols **syms, const struct
 #define DIS_AHEAD 4	/* objdump runs under way at once */
 
 /*
- * The entries write_disasm will make, made first with up to DIS_AHEAD
- * objdump runs at a time: most of a run is objdump reading the object's
- * symbols and line tables (libc's debug file), not output.  The same
- * entries, in the same order, as write_disasm would make one by one,
- * taking each as disassembled; if one is not, write_disasm makes the
- * ones after it itself.
+ * The entries write_disasm will make, made first by disasm_many: most
+ * of an objdump run is objdump reading the object's text and line
+ * tables, not output, so nearby functions of one object share a run and
+ * up to DIS_AHEAD run at once.  The same entries, in the same order, as
+ * write_disasm would make one by one, taking each as disassembled; if
+ * one is not, write_disasm makes the ones after it itself.
  */
 static void dis_prefetch(struct page *pg, const struct model *m, struct symbols **syms,
 			 const struct rows *fr, const int *has_source)
 {
-	struct { FILE *p; struct dis_done *e; const struct object *o; struct function fn; }
-		run[DIS_AHEAD];
-	size_t first = pg->ndis, started = 0, ended = 0, done = 0;
+	struct disasm_job job[MAX_OBJDUMP];
+	size_t first = pg->ndis, done = 0;
 	if (!pg->dis)
 		pg->dis = xmalloc(MAX_OBJDUMP * sizeof *pg->dis);
 	for (size_t i = 0; i < fr->n && done < MAX_DISASM; i++) {
@@ -336,30 +335,21 @@ static void dis_prefetch(struct page *pg, const struct model *m, struct symbols 
 		e = &pg->dis[pg->ndis++];
 		e->syms = s;
 		e->start = fn.start;
-		e->ok = 0;
-		memset(&e->d, 0, sizeof e->d);
-		if (started - ended == DIS_AHEAD) {	/* the oldest first */
-			size_t k = ended++ % DIS_AHEAD;
-			run[k].e->ok = disasm_end(run[k].p, run[k].o, &run[k].fn, &run[k].e->d, 1) == 0;
-		}
-		size_t k = started++ % DIS_AHEAD;
-		run[k].e = e;
-		run[k].o = fr->v[i].object;
-		run[k].fn = fn;
-		run[k].p = disasm_begin(run[k].o, &fn, 1);
+		job[e - pg->dis - first] = (struct disasm_job){ .key = s, .o = fr->v[i].object,
+								.fn = fn };
 		done++;
 	}
-	while (ended < started) {
-		size_t k = ended++ % DIS_AHEAD;
-		run[k].e->ok = disasm_end(run[k].p, run[k].o, &run[k].fn, &run[k].e->d, 1) == 0;
-	}
-	for (size_t i = first; i < pg->ndis; i++)	/* the page's lines have no newline */
+	disasm_many(job, pg->ndis - first, DIS_AHEAD);
+	for (size_t i = first; i < pg->ndis; i++) {
+		pg->dis[i].ok = job[i - first].ok;
+		pg->dis[i].d = job[i - first].d;
 		for (size_t j = 0; pg->dis[i].ok && j < pg->dis[i].d.n; j++) {
-			char *line = pg->dis[i].d.lines[j];
+			char *line = pg->dis[i].d.lines[j];	/* the page's lines have no newline */
 			size_t len = strlen(line);
 			if (len && line[len - 1] == '\n')
 				line[len - 1] = 0;
 		}
+	}
 }
 
 /* Functions that have samples but no embedded source: disassembled,

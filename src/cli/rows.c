@@ -262,15 +262,15 @@ void rows_free(struct rows *r)
 	memset(r, 0, sizeof *r);
 }
 
-FILE *disasm_begin(const struct object *o, const struct function *f, int quiet)
+FILE *disasm_popen(const struct object *o, const char *name, uint64_t start, uint64_t end,
+		   int quiet)
 {
 	if (o->flags & OBJECT_ANON) {
 		if (!quiet)
 			error_line("%s: JIT or anonymous code: no file to disassemble it from",
-				   f->name);
+				   name);
 		return NULL;
 	}
-	uint64_t end = f->start + (f->size ? f->size : 1);
 	/* The file as profiled: perhaps --exe, --symfs's or the cache's copy. */
 	char file[PATH_MAX], why[PATH_MAX + 256];
 	const char *path = objfind_path(o, file, sizeof file, why, sizeof why);
@@ -284,15 +284,19 @@ FILE *disasm_begin(const struct object *o, const struct function *f, int quiet)
 	char cmd[8192];
 	snprintf(cmd, sizeof cmd,
 		 "objdump -d -l -C --no-show-raw-insn --start-address=0x%" PRIx64
-		 " --stop-address=0x%" PRIx64 " '%s' 2>&1", f->start, end, path);
+		 " --stop-address=0x%" PRIx64 " '%s' 2>&1", start, end, path);
 	FILE *p = popen(cmd, "r");
 	if (!p && !quiet)
 		error_line("cannot run objdump: %s", strerror(errno));
 	return p;
 }
 
-int disasm_end(FILE *p, const struct object *o, const struct function *f, struct disasm *d,
-	       int quiet)
+FILE *disasm_begin(const struct object *o, const struct function *f, int quiet)
+{
+	return disasm_popen(o, f->name, f->start, f->start + (f->size ? f->size : 1), quiet);
+}
+
+int disasm_read(FILE *p, struct disasm *d)
 {
 	memset(d, 0, sizeof *d);
 	if (!p)
@@ -326,9 +330,19 @@ int disasm_end(FILE *p, const struct object *o, const struct function *f, struct
 	}
 	int st = pclose(p);
 	if (st != 0 || !started) {
-		if (!quiet)
-			error_line("objdump could not disassemble %s in %s", f->name, o->path);
 		disasm_free(d);
+		return -1;
+	}
+	return 0;
+}
+
+int disasm_end(FILE *p, const struct object *o, const struct function *f, struct disasm *d,
+	       int quiet)
+{
+	int had = p != NULL;
+	if (disasm_read(p, d) != 0) {
+		if (had && !quiet)
+			error_line("objdump could not disassemble %s in %s", f->name, o->path);
 		return -1;
 	}
 	disasm_count(o, f, d);

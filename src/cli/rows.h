@@ -98,6 +98,28 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 FILE *disasm_begin(const struct object *o, const struct function *f, int quiet);
 int disasm_end(FILE *p, const struct object *o, const struct function *f, struct disasm *d,
 	       int quiet);
+/* The steps under those: objdump started on [start, end) of o (name: for
+   the line saying why not), and every line of its output after the
+   banner read into d's lines and addrs (no counts), 0 or -1 (no line
+   printed). */
+FILE *disasm_popen(const struct object *o, const char *name, uint64_t start, uint64_t end,
+		   int quiet);
+int disasm_read(FILE *p, struct disasm *d);
+
+/*
+ * n functions disassembled as disasm_function (quiet) would each, but
+ * those of one object (same key) a few kilobytes apart by one objdump
+ * run (disasm_many.c), up to ahead runs under way at once.  Each job's
+ * ok and d are set; d as disasm_function's.
+ */
+struct disasm_job {
+	const void *key;	/* the same for functions of the same file */
+	const struct object *o;
+	struct function fn;
+	int ok;
+	struct disasm d;
+};
+void disasm_many(struct disasm_job *v, size_t n, int ahead);
 /* d's samples and counts again, from the bins of o (another process's
    model of the same object). */
 void disasm_count(const struct object *o, const struct function *f, struct disasm *d);
