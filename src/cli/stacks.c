@@ -182,16 +182,14 @@ static size_t resolve(const struct model *m, struct symbols **syms, const struct
 	/* No call is one byte long, so a function that starts at the byte
 	   before is a signal trampoline's: glibc puts a nop before
 	   __restore_rt, which a handler returns to, and starts its unwind
-	   entry there so that unwinders looking at pc - 1 find it.  Its
-	   name is the symbol's at the address itself, if the object has
-	   one (Debian's libc has no __restore_rt but in its debug file). */
+	   entry there so that unwinders looking at pc - 1 find it.  It is
+	   named for what it is, as gdb does, whether or not the object has
+	   a symbol there (Debian's libc has __restore_rt in its debug file
+	   only): the same stacks read alike on every machine. */
 	if (a != l->addr && start == a) {
 		a = l->addr;
-		uint64_t at;
-		outer = rows_function(o, s, a, 0, &at);
-		if (at == start)
-			outer = STACK_SIGNAL_NAME;
-		start = at;
+		rows_function(o, s, a, 0, &start);
+		outer = STACK_SIGNAL_NAME;
 	}
 	const char *file = NULL;
 	int line = 0;

@@ -468,10 +468,16 @@ static int function_at(struct symbols *s, uint64_t addr, struct function *f)
 		*f = (struct function){ pretty(s, h.raw), h.start, h.size };
 	} else if (plt_section(s, addr, f)) {
 	} else if (symtab_frame(s->tab, addr, &start, &end)) {
+		/* Not kept for the next lookup: a symbol may start inside the
+		   frame after addr (glibc's __restore_rt starts a byte into
+		   its own unwind entry), and the name of an address must not
+		   depend on which address was looked up before it (a run's
+		   folded stacks named it one way alone, another merged). */
 		if (named && h.start >= start)
 			*f = (struct function){ pretty(s, h.raw), h.start, end - h.start };
 		else
 			*f = (struct function){ frame_name(s, start), start, end - start };
+		return 1;
 	} else if (named) {	/* not kept: its size is up to addr */
 		*f = (struct function){ pretty(s, h.raw), h.start, addr - h.start + 1 };
 		return 1;

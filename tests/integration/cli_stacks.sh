@@ -86,10 +86,10 @@ for be in $backends; do
 	grep -q '^stacks: ' "$be.txt" || no "$be: no stacks line in the header"
 	grep -q 'total%' "$be.txt" || no "$be: no total% column"
 
-	# A handler's frames sit on a signal trampoline's: Debian's libc
-	# names none there (its __restore_rt is in the debug file only), and
-	# its unwind entry starts a byte early for unwinders that look at
-	# pc - 1: the caller is [signal handler called], not libc.so.6+0x....
+	# A handler's frames sit on a signal trampoline's, whose unwind
+	# entry starts a byte early for unwinders that look at pc - 1: the
+	# caller is [signal handler called], not libc.so.6+0x... (Debian's
+	# libc names nothing there) nor __restore_rt (its debug file does).
 	prun --backend "$be" -o "$be.sig.prof" ./stacksprog altstack 1 2>/dev/null || no "$be: run altstack"
 	"$profil" report --callers busy_handler "$be.sig.prof" > sig.txt 2>&1
 	grep -q '\[signal handler called\]' sig.txt || no "$be: busy_handler's caller: $(cat sig.txt)"
