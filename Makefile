@@ -217,7 +217,8 @@ $(B)/tests/unit/test_satadd: $(B)/obj/src/runtime/core/signals.o
 
 # Unit tests of the command's own code link its objects instead (and
 # only where the command is built: not in a cross build).
-CLI_UNIT  := $(B)/tests/unit/test_stacks $(B)/tests/unit/test_symtab $(B)/tests/unit/test_disasm
+CLI_UNIT  := $(B)/tests/unit/test_stacks $(B)/tests/unit/test_symtab $(B)/tests/unit/test_disasm \
+             $(B)/tests/unit/test_profile_map
 CLI_UNIT_WITH := $(filter-out $(B)/cli/src/cli/main.o,$(CLI_OBJ)) \
                  $(B)/obj/src/runtime/core/env.o $(B)/obj/src/runtime/files/outname.o
 ifdef CROSS
@@ -279,7 +280,7 @@ $(B)/tests/stress/libdlwork.so: tests/stress/dlwork.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -fPIC -shared -o $@ $<
 
-$(B)/tests/stress/profcheck: tests/stress/profcheck.c src/format/profile.c src/common/bins.c
+$(B)/tests/stress/profcheck: tests/stress/profcheck.c src/format/profile.c src/format/profile_guard.c src/common/bins.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -o $@ $^
 

@@ -22,6 +22,7 @@
 
 #include "../common/bins.h"
 #include "profile.h"
+#include "profile_guard.h"
 
 static int fail(char *why, size_t len, const char *fmt, ...)
 {
@@ -118,11 +119,41 @@ static int read_at(int fd, char *to, uint64_t len, uint64_t from)
  * here and there, and a mapping of each cost more than the copy (a
  * system call, a mapping to split and later undo). */
 #define MAP_AT_LEAST (256u << 10)
+
+/* The page(s) of p's map at [at, at + len) made p's own, if they may be
+   the file's (p->guarded): copied to anonymous pages in their place, so
+   that what is checked there is what is read later, whatever becomes of
+   the file (a file cut short takes even the pages of a private mapping
+   that were written: the copy must be of our own).  A page cut short
+   already reads as zeros (and is refused for that). */
+static void own(const struct profile *p, const void *at, size_t len)
+{
+	static char copy[PROFILE_PAGE];
+	if (!p->guarded)
+		return;
+	for (size_t k = 0; k < len; k += PROFILE_PAGE) {
+		char *pg = (char *)at + k;
+		memcpy(copy, pg, sizeof copy);
+		if (mmap(pg, PROFILE_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED)
+			memcpy(pg, copy, sizeof copy);
+	}
+}
+
+/* p's map guarded (profile_guard.c) before a page of it is mapped from
+   its file, which another process may cut short: 0, or -1 (copy). */
+static int guard(struct profile *p)
+{
+	if (!p->guarded && profile_guard_add(p->map, p->map_size) == 0)
+		p->guarded = 1;
+	return p->guarded ? 0 : -1;
+}
 static int place(struct profile *p, int fd, uint64_t at, uint64_t end, uint64_t from)
 {
 	char *where = (char *)p->map + at;
-	if (end - at >= MAP_AT_LEAST
-	    && mmap(where, end - at, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, (off_t)from)
+	if (end - at >= MAP_AT_LEAST && guard(p) == 0
+	    && mmap(where, end - at, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd,
+		    (off_t)from)
 	       != MAP_FAILED)
 		return add_extent(p, at, end);
 	if (read_at(fd, where, end - at, from) != 0)
@@ -245,6 +276,18 @@ static void *reserve(struct profile *p, uint64_t size)
 	return p->map;
 }
 
+/* A reservation of size bytes for p alone, unmapped when p is closed. */
+static void *reserve_fresh(struct profile *p, uint64_t size)
+{
+	void *map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS
+			 | MAP_NORESERVE, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	p->map = map;
+	p->map_size = size;
+	return map;
+}
+
 /* p's reservation kept for the next file, its extents as what to clear. */
 static void unreserve(struct profile *p)
 {
@@ -300,7 +343,8 @@ static int map_packed(struct profile *p, int fd, uint64_t fsize, char *why, size
 		free(e);
 		return fail(why, len, "truncated: the pack table runs past the end");
 	}
-	uint64_t at = 0, from = PROFILE_PAGE + profile_pack_size(pk.nextents);
+	uint64_t at = 0, from = PROFILE_PAGE + profile_pack_size(pk.nextents), fend = from;
+	int big = 0;	/* extents worth mapping */
 	for (uint64_t i = 0; i < pk.nextents; i++) {
 		const struct profile_pack_extent *x = &e[i];
 		int bad = x->at % PROFILE_PAGE || x->end % PROFILE_PAGE || x->from % PROFILE_PAGE
@@ -324,19 +368,44 @@ static int map_packed(struct profile *p, int fd, uint64_t fsize, char *why, size
 		at = x->end;
 		if (i)
 			from = x->from + (x->end - x->at);
+		if (i && from > fend)
+			fend = from;
+		big |= i && x->end - x->at >= MAP_AT_LEAST;
 	}
-	char *map = reserve(p, pk.size);
+	/*
+	 * Large extents are mapped from the file, not copied, when the file
+	 * is as its packer left it: its process complete and the file the
+	 * size its table says.  Nothing writes such a file again (profil run
+	 * writes a packed copy whole under another name and swaps it in);
+	 * one cut short by someone else reads as zeros past its end
+	 * (profile_guard.c), as a copy would.  Such a file gets a reservation
+	 * of its own: the one kept for the next file must hold no pages of
+	 * this one's.
+	 */
+	big = big && h.state == PROFILE_COMPLETE && fend == fsize;
+	char *map = big ? reserve_fresh(p, pk.size) : reserve(p, pk.size);
 	if (!map) {
 		free(e);
 		return fail(why, len, "cannot read: %s", strerror(errno));
 	}
-	/* Extents back to back in the file are read together. */
+	if (big && guard(p) != 0)
+		big = 0;
+	/* Extents back to back in the file are read together; large ones
+	   of a file as packed, mapped. */
 	struct iovec iov[64];
 	for (uint64_t i = 0, first; (first = i) < pk.nextents;) {
+		if (big && i && e[i].end - e[i].at >= MAP_AT_LEAST) {
+			if (mmap(map + e[i].at, e[i].end - e[i].at, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_FIXED, fd, (off_t)e[i].from) != MAP_FAILED) {
+				i++;
+				continue;
+			}
+		}
 		int n = 0;
 		uint64_t want = 0;
 		for (; i < pk.nextents && n < 64
-		       && (i == first || e[i].from == e[i - 1].from + (e[i - 1].end - e[i - 1].at));
+		       && (i == first || (e[i].from == e[i - 1].from + (e[i - 1].end - e[i - 1].at)
+					  && !(big && e[i].end - e[i].at >= MAP_AT_LEAST)));
 		     i++, n++) {
 			iov[n] = (struct iovec){ map + e[i].at, e[i].end - e[i].at };
 			want += e[i].end - e[i].at;
@@ -456,6 +525,7 @@ static int check_ext(struct profile *p, uint64_t at, char *why, size_t len)
 		return fail(why, len, "corrupt header: an extension page at byte %llu",
 			    (unsigned long long)h->ext_at);
 	const struct profile_ext *e = (const void *)((const char *)p->map + at);
+	own(p, e, PROFILE_PAGE);
 	uint64_t size = PROFILE_PAGE;
 	if (e->stacks_at || e->stack_slots) {
 		if (!e->stack_slots || e->stack_slots > PROFILE_STACK_SLOTS_MAX
@@ -525,8 +595,9 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 	int err = errno;
 	close(fd);
 	/* Read-only, as the file; not a kept reservation, which would have
-	   to be made writable again, each time a walk of all its pages. */
-	if (!p->spare)
+	   to be made writable again, each time a walk of all its pages; nor
+	   one holding pages of the file, some of which own() copies. */
+	if (!p->spare && !p->guarded)
 		mprotect(map, p->map_size, PROT_READ);
 	if (r != 0)
 		return refuse(p, why, len, "cannot read: %s", strerror(err));
@@ -609,6 +680,7 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 				    h->nsegments, i);
 		}
 		const struct profile_segment *s = (const void *)((const char *)map + at);
+		own(p, s, PROFILE_PAGE);
 		if (check_segment(s, at, h->end, why, len) != 0) {
 			profile_close(p);	/* why is written */
 			return -1;
@@ -666,6 +738,9 @@ int profile_open(struct profile *p, const char *path, char *why, size_t len)
 
 void profile_close(struct profile *p)
 {
+	if (p->guarded)
+		profile_guard_remove(p->map);
+	p->guarded = 0;
 	if (p->spare)
 		unreserve(p);
 	else if (p->map)

@@ -409,6 +409,7 @@ struct profile {
 	const uint64_t *frames;
 	uint64_t nframes;
 	struct profile_spare *spare;	/* map's reservation, kept when closed */
+	int guarded;		/* map holds pages of the file (profile_guard.h) */
 };
 
 /* The pcs of a slot of p->stacks, innermost first, or NULL for a free,

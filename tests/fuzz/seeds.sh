@@ -19,7 +19,7 @@ cd "$tmp"
 link="-L$B/lib -Wl,-rpath,$B/lib -lprofil"
 
 cc -O2 -g -D_GNU_SOURCE -I"$root/include" -o trim "$root/tests/fuzz/support/trim_profile.c" \
-	"$root/src/format/profile.c" "$root/src/common/bins.c" 2>/dev/null
+	"$root/src/format/profile.c" "$root/src/format/profile_guard.c" "$root/src/common/bins.c" 2>/dev/null
 cc -O2 -g -o spin "$root/tests/cli/spin.c"
 printf '%s\n' '#include <signal.h>' 'volatile unsigned long s;' \
 	'int main(void) { for (unsigned long i = 0; i < 300000000; i++) s += i; raise(SIGKILL); }' \

@@ -41,7 +41,7 @@ fi
 
 $xcc -O2 -g -pthread $san_cflags -o stacks "$root/tests/cli/stacks.c" $zlib || exit 1
 cc -O1 -g -I"$root/src" -o stackcheck "$root/tests/cli/stackcheck.c" \
-	"$root/src/format/profile.c" "$root/src/common/bins.c" || exit 1
+	"$root/src/format/profile.c" "$root/src/format/profile_guard.c" "$root/src/common/bins.c" || exit 1
 $nm -S --defined-only stacks > stacks.nm
 
 # The program's own file (vfork's children leave files of true(1)).

@@ -28,7 +28,7 @@ if ! prun --backend perf -o probe.prof true > probe.out 2>&1; then
 	exit 0
 fi
 cc -O2 -g -rdynamic -pthread $san_cflags -o work "$root/tests/cli/stacks_perf_work.c" -lz || exit 1
-cc -O2 -g -o check "$root/tests/cli/stacks_perf_check.c" "$root/src/format/profile.c" \
+cc -O2 -g -o check "$root/tests/cli/stacks_perf_check.c" "$root/src/format/profile.c" "$root/src/format/profile_guard.c" \
 	"$root/src/common/bins.c" || exit 1
 
 # field NAME FILE: the number after NAME in check's output.
@@ -76,7 +76,7 @@ sum=$(echo "$stop" | tr ' ' '\n' | awk '{ s += $1 } END { print s + 0 }')
 # it does from garbage registers (NO_OBJECT).
 cc -O2 -g -pthread $san_cflags -o stacks "$root/tests/cli/stacks.c" -lz || exit 1
 cc -O1 -g -I"$root/src" -o stackcheck "$root/tests/cli/stackcheck.c" \
-	"$root/src/format/profile.c" "$root/src/common/bins.c" || exit 1
+	"$root/src/format/profile.c" "$root/src/format/profile_guard.c" "$root/src/common/bins.c" || exit 1
 nm -S --defined-only stacks > stacks.nm
 for mode in garbage ucontext altstack dlopen vfork; do
 	timeout 120 $prun_cmd --backend perf -o $mode.prof ./stacks $mode 1 > $mode.out 2>&1 ||
