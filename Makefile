@@ -9,7 +9,8 @@
 #   make bench            measure sampling rates and overhead
 #   make fuzz             run every fuzz target FUZZ_SECONDS (60) each
 #   make bench-html       report --html on a profile of 100 000 functions
-#   make bench-report     profil report against perf report on builds of 60 and 240 files
+#   make bench-report     profil report against perf report on builds of 60 and 240 files,
+#                         and on one clang process in libLLVM (a 110 MB library)
 #
 # Build trees live under B (build/ by default); SAN=1 builds one with
 # AddressSanitizer and UndefinedBehaviorSanitizer, SAN=thread one with
@@ -383,6 +384,7 @@ bench-html: $(PROFIL)
 FILES ?= 60 240
 bench-report: lib $(PROFIL)
 	@sh bench/report_scale.sh $(B) $(FILES)
+	@sh bench/report_large.sh $(B)
 
 # Install ------------------------------------------------------------
 
