@@ -6,7 +6,8 @@
 # minute of CPU here) at -O2 -g under profil run -F 10000.  Then the
 # text report twice (the first reads libLLVM's symbols; the second may
 # find what a cache keeps) and the HTML page, each with wall and CPU
-# time (user + system, objdump's included) and peak resident memory.
+# time (user + system, objdump's included) and peak resident memory;
+# then the page's first render and a filter in headless chromium.
 #   sh bench/report_large.sh build
 # With REPORT_SCALE_KEEP=1 a profile already made is kept and reused.
 set -eu
@@ -56,4 +57,11 @@ printf "%s (%s, %s MB) compiling %s functions: %s files, %s samples\n" "$clang" 
 printf "%-28s %7s %6s %6s\n" "" wall cpu rss
 printf "%-28s %s\n" "profil report (first)" "$first" "profil report (second)" "$second" \
 	"profil report --html" "$html"
+# The page in headless chromium (item 4): first render and a filter
+# keystroke, when the page test's tools are installed.
+root=$(cd "$(dirname "$0")/.." && pwd)
+if [ -d "$root/tests/html/node_modules/playwright-core" ] && command -v node > /dev/null; then
+	printf "%-28s %s\n" "the page in chromium" \
+		"$(node "$root/tests/html/render_time.mjs" "$out/run.html" llvm 2>&1 | tail -n 1)"
+fi
 echo "(CPU: user + system; load average $(cut -d' ' -f1-3 /proc/loadavg))"

@@ -359,28 +359,70 @@ int disasm_function(const struct object *o, const struct function *f, struct dis
 	return disasm_end(disasm_begin(o, f, quiet), o, f, d, quiet);
 }
 
+/* The instruction that holds byte last: of those at or before it, the
+   one at the highest address (the first such line), or SIZE_MAX.  ins:
+   the lines that are instructions, by address if sorted. */
+static size_t holder(const struct disasm *d, const size_t *ins, size_t nins, int sorted,
+		     uint64_t last)
+{
+	size_t best = SIZE_MAX;
+	if (!sorted) {
+		for (size_t j = 0; j < d->n; j++)
+			if (d->addrs[j] != UINT64_MAX && d->addrs[j] <= last
+			    && (best == SIZE_MAX || d->addrs[j] > d->addrs[best]))
+				best = j;
+		return best;
+	}
+	size_t lo = 0, hi = nins;	/* the first instruction past last */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (d->addrs[ins[mid]] <= last)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return SIZE_MAX;
+	while (lo > 1 && d->addrs[ins[lo - 2]] == d->addrs[ins[lo - 1]])
+		lo--;
+	return ins[lo - 1];
+}
+
 void disasm_count(const struct object *o, const struct function *f, struct disasm *d)
 {
 	uint64_t end = f->start + (f->size ? f->size : 1);
+	/* o's bins are sorted by first address (model_finish): those of f
+	   are found by halving, not by a walk over all of them, and each
+	   bin's instruction as well (a process's view of libLLVM has tens of
+	   thousands of bins, the page 40 functions a view). */
+	size_t lo = 0, hi = o->nbins;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (o->bins[mid].first < f->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	size_t *ins = xmalloc((d->n ? d->n : 1) * sizeof *ins), nins = 0;
+	int sorted = 1;
+	for (size_t j = 0; j < d->n; j++)
+		if (d->addrs[j] != UINT64_MAX) {
+			if (nins && d->addrs[j] < d->addrs[ins[nins - 1]])
+				sorted = 0;
+			ins[nins++] = j;
+		}
 	d->samples = 0;
-	for (size_t k = 0; k < o->nbins; k++)
-		if (o->bins[k].first >= f->start && o->bins[k].first < end)
-			d->samples += o->bins[k].count;
 	free(d->counts);
 	d->counts = xmalloc((d->n ? d->n : 1) * sizeof *d->counts);
 	memset(d->counts, 0, (d->n ? d->n : 1) * sizeof *d->counts);
-	for (size_t k = 0; k < o->nbins; k++) {
+	for (size_t k = lo; k < o->nbins && o->bins[k].first < end; k++) {
 		const struct bin *b = &o->bins[k];
-		if (b->first < f->start || b->first >= end)
-			continue;
-		size_t best = SIZE_MAX;
-		for (size_t j = 0; j < d->n; j++)
-			if (d->addrs[j] != UINT64_MAX && d->addrs[j] <= b->last
-			    && (best == SIZE_MAX || d->addrs[j] > d->addrs[best]))
-				best = j;
+		d->samples += b->count;
+		size_t best = holder(d, ins, nins, sorted, b->last);
 		if (best != SIZE_MAX)
 			d->counts[best] += b->count;
 	}
+	free(ins);
 }
 
 void disasm_free(struct disasm *d)
