@@ -300,7 +300,7 @@ static size_t scan_tasks(struct attach_config *c, struct attach_proc *p)
 		char comm[32] = "";
 		if (read_small(name, comm, sizeof comm) > 0)
 			comm[strcspn(comm, "\n")] = '\0';
-		snprintf(t->comm, sizeof t->comm, "%s", comm);
+		snprintf(t->comm, sizeof t->comm, "%.*s", (int)sizeof t->comm - 1, comm);
 		p->threads = xrealloc(p->threads, (p->nthreads + 1) * sizeof *p->threads);
 		p->threads[p->nthreads++] = t;
 	}

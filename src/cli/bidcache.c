@@ -431,26 +431,27 @@ struct bidcache_entry *bidcache_list(const char *dir, size_t *count, uint64_t *t
 		if (strlen(e->d_name) != 2 || !is_hex(e->d_name, 2))
 			continue;
 		char sub[PATH_MAX + 8];
-		snprintf(sub, sizeof sub, "%s/%s", top, e->d_name);
+		snprintf(sub, sizeof sub, "%s/%.2s", top, e->d_name);
 		DIR *s = opendir(sub);
 		struct dirent *f;
 		while (s && (f = readdir(s))) {
 			size_t len = strlen(f->d_name);
-			/* Objects without a debug file or note: their bare names. */
+			/* Objects without a debug file or note: their bare names
+			   (126 hex digits at most, as the formats below say). */
 			if (!len || !is_hex(f->d_name, len) || len > 126)
 				continue;
 			if (n == cap)
 				v = xrealloc(v, (cap = cap ? 2 * cap : 64) * sizeof *v);
 			struct bidcache_entry *x = &v[n++];
 			char path[PATH_MAX + 200];
-			snprintf(x->base, sizeof x->base, "%s/%s", e->d_name, f->d_name);
-			snprintf(path, sizeof path, "%s/%s", sub, f->d_name);
+			snprintf(x->base, sizeof x->base, "%.2s/%.126s", e->d_name, f->d_name);
+			snprintf(path, sizeof path, "%s/%.126s", sub, f->d_name);
 			struct stat st;
 			x->used = stat(path, &st) == 0 ? (int64_t)st.st_mtime : 0;
 			x->size = size_of(path);
-			snprintf(path, sizeof path, "%s/%s.debug", sub, f->d_name);
+			snprintf(path, sizeof path, "%s/%.126s.debug", sub, f->d_name);
 			x->size += size_of(path);
-			snprintf(path, sizeof path, "%s/%s.path", sub, f->d_name);
+			snprintf(path, sizeof path, "%s/%.126s.path", sub, f->d_name);
 			x->size += size_of(path);
 			x->path[0] = '\0';
 			FILE *p = fopen(path, "r");
