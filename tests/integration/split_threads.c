@@ -102,8 +102,11 @@ int main(void)
 	      "counts stand for %.3f s and %.3f s astray, the process used %.3f s",
 	      counted_s, astray * p, cpu);
 	/* Taken, the statistics measure CPU time whatever the kernel
-	   delivered: a sample owed and never delivered is taken and lost. */
-	CHECK(fabs(st.cpu_ns / 1e9 - cpu) <= 0.01 * cpu + 0.01,
+	   delivered: a sample owed and never delivered is taken and lost.
+	   5% + 0.02 s, as split_functions, monitor and pcsample allow: a CI
+	   run at load ~15 under the perf backend at 10 kHz had them stand
+	   for 3.703 s of 3.602 s (560 lost); 1% + 0.01 s had held till then. */
+	CHECK(fabs(st.cpu_ns / 1e9 - cpu) <= 0.05 * cpu + 0.02,
 	      "the statistics stand for %.3f s, the process used %.3f s", st.cpu_ns / 1e9, cpu);
 	CHECK(st.threads >= 4, "%u threads sampled, want main, early, one, two",
 	      st.threads);
