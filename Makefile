@@ -239,7 +239,7 @@ $(CLI_UNIT): $(B)/tests/unit/%: tests/unit/%.c $(CLI_UNIT_WITH)
 INTEG_WITH := src/common/bins.c src/common/rates.c src/format/loadmap_read.c src/format/pcsfile_read.c \
               src/format/monout_read.c
 
-$(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h tests/cli/refuse_perf.h $(INTEG_WITH) lib
+$(B)/tests/integration/%: tests/integration/%.c tests/integration/check.h tests/integration/stress.h tests/cli/refuse_perf.h $(INTEG_WITH) lib
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE) $(CFLAGS) -o $@ $< $(INTEG_WITH) $(TEST_LINK) -lm
 
