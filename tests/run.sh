@@ -65,10 +65,23 @@ emu_skip() {	# NAME: the reason, or nothing
 	stress_*) echo "minutes each under emulation at the stress tests' highest rates" ;;
 	esac
 }
+# What the sanitizer build leaves out, and why.
+san=
+readelf -d "$B/lib/libprofil.so" 2>/dev/null | grep -q libasan && san=1
+san_skip() {	# NAME: the reason, or nothing
+	case $1 in
+	crash_memtest) echo "it overwrites the thread's TLS mapping, where the sanitizers" \
+		"keep state their code reads" ;;
+	esac
+}
 for t in "$B"/tests/integration/*; do
 	[ -x "$t" ] || continue
 	why=
 	[ -z "$emu" ] || why=$(emu_skip "${t##*/}")
+	if [ -n "$san" ] && [ -n "$(san_skip "${t##*/}")" ]; then
+		echo "not run in this build: integration/${t##*/} ($(san_skip "${t##*/}"))"
+		continue
+	fi
 	if [ -n "$why" ]; then
 		echo "not run under emulation: integration/${t##*/} ($why)"
 		continue
@@ -92,8 +105,6 @@ done
 # run in the plain build only.  (hostile_signals.sh runs in both: it
 # turns ASan's SIGSEGV and SIGBUS handlers off itself.)
 plain_only="valgrind.sh package.sh"
-san=
-readelf -d "$B/lib/libprofil.so" 2>/dev/null | grep -q libasan && san=1
 # PROFIL_SCRIPTS=none: only the programs built in B (the ThreadSanitizer
 # pass builds a few of them and none of the command).
 # PROFIL_SCRIPTS=a list of names: only those (the emulated pass).

@@ -358,13 +358,12 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 			sigown_chain(sig, info, context);
 		return;
 	}
-	int saved_errno = errno;
 	/* Nothing while the program handles a fault of its own: a crash
-	   report may be testing memory in place (fault.h). */
-	if (fault_program_handling(context)) {
-		errno = saved_errno;
+	   report may be testing memory in place (fault.h), the thread's TLS
+	   too, errno with it: not read before this. */
+	if (fault_program_handling(context))
 		return;
-	}
+	int saved_errno = errno;
 	uintptr_t *pc = context_pc(context);
 	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
 	uint32_t tally = (uint32_t)value;

@@ -15,7 +15,9 @@
  *
  * While the program's own handler runs in a thread, fault_program_handling()
  * says so there: our sample handler then takes nothing in that thread (a
- * crash handler may test memory in place, see statemem.h).
+ * crash handler may test memory in place, see statemem.h), and reads
+ * nothing of the thread's own first: that state is kept outside the
+ * thread, by tid.
  *
  * The handler is async-signal-safe and lock-free.
  */
@@ -23,7 +25,9 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 #include "arch/context.h"
 #include "sinks/fault.h"
 #include "sinks/satadd.h"
@@ -31,10 +35,23 @@
 
 static atomic_int installed;
 
-/* In this thread, the frame of ours under the program's fault handler
-   (0: none), and until when (CLOCK_MONOTONIC ns) it may be believed. */
-static __thread uintptr_t program_frame __attribute__((tls_model("initial-exec")));
-static __thread uint64_t program_until __attribute__((tls_model("initial-exec")));
+/*
+ * The threads now in the program's fault handler: each one's tid, the
+ * frame of ours under the handler, and until when (CLOCK_MONOTONIC ns)
+ * it may be believed.  Not in thread-local storage: a crash report that
+ * tests memory in place tests the thread's own TLS block too (redis's
+ * does, pattern by pattern), and a sample that read its state there read
+ * the pattern.  Here it is in the library's .bss, a memfd mapping the
+ * tests leave alone (statemem.h), and a sample reads nothing of the
+ * thread's own until it knows the thread is not in such a handler.
+ */
+#define HANDLING_MAX 64
+static struct handling {
+	_Atomic pid_t tid;	/* 0: free */
+	uintptr_t frame;
+	uint64_t until;
+} handling[HANDLING_MAX];
+static atomic_int handling_now;	/* slots taken */
 
 /* A sample this far below that frame is still in the handler; farther,
    on another stack. */
@@ -50,6 +67,36 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static pid_t this_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/* A free slot, taken for tid; NULL when all are taken (the handler
+   then runs as it would have, only not shielded from samples). */
+static struct handling *handling_take(pid_t tid, uintptr_t frame)
+{
+	for (int i = 0; i < HANDLING_MAX; i++) {
+		pid_t expected = 0;
+		if (atomic_load(&handling[i].tid) == 0
+		    && atomic_compare_exchange_strong(&handling[i].tid, &expected, -1)) {
+			handling[i].frame = frame;
+			handling[i].until = now_ns() + PROGRAM_HANDLER_NS;
+			atomic_store(&handling[i].tid, tid);
+			atomic_fetch_add(&handling_now, 1);
+			return &handling[i];
+		}
+	}
+	return NULL;
+}
+
+/* Once per slot, by whoever finds it left: its handler, or a sample. */
+static void handling_drop(struct handling *h, pid_t tid)
+{
+	if (atomic_compare_exchange_strong(&h->tid, &tid, 0))
+		atomic_fetch_sub(&handling_now, 1);
+}
+
 static void on_fault(int sig, siginfo_t *info, void *context)
 {
 	uintptr_t *pc = context_pc(context);
@@ -62,29 +109,48 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 	/* The program's own fault, to its handler: a crash report may test
 	   the process's memory in place (redis does), and must find nothing
 	   of ours changing or reading it meanwhile. */
-	uintptr_t outer_frame = program_frame;
-	uint64_t outer_until = program_until;
-	program_frame = (uintptr_t)__builtin_frame_address(0);
-	program_until = now_ns() + PROGRAM_HANDLER_NS;
+	pid_t tid = this_tid();
+	struct handling *h = handling_take(tid, (uintptr_t)__builtin_frame_address(0));
+	/* Nor a sampling signal delivered to this thread meanwhile: at each
+	   delivery the kernel reads the thread's rseq area, and kills the
+	   process if the test has a pattern in it. */
+	sigown_block_unblockable();
 	sigown_chain(sig, info, context);
-	program_frame = outer_frame;
-	program_until = outer_until;
+	if (h)
+		handling_drop(h, tid);
 }
 
 int fault_program_handling(const void *context)
 {
-	uintptr_t frame = program_frame;
-	if (!frame)
+	if (atomic_load(&handling_now) == 0)
 		return 0;
-	/* Below our frame on the same stack: still in the handler.  Above
-	   it, or on another stack, the handler was left by a longjmp (it
-	   may run with its own signal unblocked, SA_NODEFER, as redis's
-	   does, so the mask cannot tell). */
+	pid_t tid = this_tid();
 	uintptr_t sp = context_sp(context);
-	if (sp && sp < frame && frame - sp < HANDLER_STACK && now_ns() < program_until)
-		return 1;
-	program_frame = 0;
-	return 0;
+	uint64_t now = now_ns();
+	int in_handler = 0;
+	for (int i = 0; i < HANDLING_MAX; i++) {
+		struct handling *h = &handling[i];
+		pid_t owner = atomic_load(&h->tid);
+		if (owner <= 0)
+			continue;
+		if (now >= h->until) {
+			/* Left by a longjmp long ago, perhaps by a thread
+			   that has ended since. */
+			handling_drop(h, owner);
+			continue;
+		}
+		if (owner != tid)
+			continue;
+		/* Below our frame on the same stack: still in the handler.
+		   Above it, or on another stack, the handler was left by a
+		   longjmp (it may run with its own signal unblocked,
+		   SA_NODEFER, as redis's does, so the mask cannot tell). */
+		if (sp && sp < h->frame && h->frame - sp < HANDLER_STACK)
+			in_handler = 1;
+		else
+			handling_drop(h, owner);
+	}
+	return in_handler;
 }
 
 int fault_install(void)

@@ -14,9 +14,12 @@ int fault_install(void);
 /*
  * 1 if the sample that interrupted context (a signal handler's ucontext)
  * did so in this thread while the program's own SIGSEGV or SIGBUS
- * handler runs: it should take nothing.  A handler left by a longjmp is
- * seen as left at the next sample above its frame (or on another stack),
- * and after 10 s in any case.
+ * handler runs: it should take nothing.  (The sampling signal is blocked
+ * in that thread while the handler runs; one comes only if the handler
+ * unblocks it.)  Reads no thread-local storage: call it before anything
+ * that does, errno included.  A handler left by a longjmp is seen as
+ * left at the next sample above its frame (or on another stack), and
+ * after 10 s in any case.
  * Async-signal-safe and lock-free.
  */
 int fault_program_handling(const void *context);

@@ -245,6 +245,13 @@ int sigown_strip(sigset_t *set)
 	return removed;
 }
 
+void sigown_block_unblockable(void)
+{
+	unsigned long bits = (unsigned long)atomic_load(&unblockable);
+	if (bits)
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &bits, NULL, sizeof bits);
+}
+
 void sigown_strict(int on)
 {
 	strict = on;

@@ -72,6 +72,12 @@ void sigown_chain(int sig, siginfo_t *info, void *context);
  */
 void sigown_unblockable(int sig, int on);
 int sigown_strip(sigset_t *set);
+/*
+ * Block those signals in this thread, from a handler: until it returns
+ * (the kernel then puts the interrupted mask back), or until the program
+ * sets its mask again.  Async-signal-safe.
+ */
+void sigown_block_unblockable(void);
 
 /*
  * The calling thread is entering seccomp's strict mode, where any system
