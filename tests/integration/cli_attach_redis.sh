@@ -44,7 +44,7 @@ json() {	# FIELD DIR
 	"$profil" report --format json "$2" | tr ',{' '\n\n' | awk -F: -v f="\"$1\"" '$1 == f { print $2; exit }'
 }
 bench() {	# COUNT: requests per second of GET (redis-benchmark's own figure)
-	redis-benchmark -h 127.0.0.1 -p "$port" -n "$1" -c 20 -t get --csv 2>/dev/null |
+	timeout 300 redis-benchmark -h 127.0.0.1 -p "$port" -n "$1" -c 20 -t get --csv 2>/dev/null |
 		awk -F, '/GET/ { gsub("\"", "", $2); print $2 }'
 }
 # pinger OUT: a PING every 0.1 s until the file stop exists; one line each.

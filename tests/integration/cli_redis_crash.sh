@@ -39,7 +39,7 @@ for backend in perf timer perf timer perf timer; do
 	[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] || {
 		no "$backend: redis-server did not start: $(tail -n 3 "$log" run$crashes.out)"
 		kill $pid 2>/dev/null; wait $pid 2>/dev/null; continue; }
-	redis-benchmark -p "$port" -n 20000 -q -t set,get > /dev/null 2>&1
+	timeout 120 redis-benchmark -p "$port" -n 20000 -q -t set,get > /dev/null 2>&1
 	redis-cli -p "$port" debug segfault > /dev/null 2>&1
 	wait $pid
 	st=$?
