@@ -111,9 +111,10 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 	   of ours changing or reading it meanwhile. */
 	pid_t tid = this_tid();
 	struct handling *h = handling_take(tid, (uintptr_t)__builtin_frame_address(0));
-	/* Nor a sampling signal delivered to this thread meanwhile: at each
-	   delivery the kernel reads the thread's rseq area, and kills the
-	   process if the test has a pattern in it. */
+	/* Nor a sampling signal delivered to this thread meanwhile: at a
+	   delivery the kernel may read the thread's rseq area (Debian 12's
+	   6.1 does at each), and kills the process if the test has a
+	   pattern in it. */
 	sigown_block_unblockable();
 	sigown_chain(sig, info, context);
 	if (h)
