@@ -26,24 +26,38 @@ crashes=0 errors=0 cut=0
 for backend in perf timer perf timer perf timer; do
 	crashes=$((crashes + 1))
 	log=$tmp/redis$crashes.log
-	port=$(awk -v s="$$$crashes" 'BEGIN { srand(s); print 20000 + int(rand() * 40000) }')
-	# glibc's rseq off: the kernel kills a thread whose rseq area holds
-	# a test pattern when it is preempted, profiled or not (1 crash
-	# report in 30 cut short so, unprofiled, with both processors busy);
-	# what is tested here is what is ours.
-	GLIBC_TUNABLES=glibc.pthread.rseq=0 \
-	$prun_cmd --backend $backend -o run$crashes -- redis-server --port "$port" \
-		--bind 127.0.0.1 --save '' --appendonly no --daemonize no --protected-mode yes \
-		--enable-debug-command local --crash-memcheck-enabled yes --logfile "$log" \
-		> run$crashes.out 2>&1 &
-	pid=$!
-	for i in $(seq 50); do
-		[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
-		sleep 0.1
+	# A port below the range the kernel gives clients (their sockets
+	# may hold any port above); one in use all the same, the next try.
+	low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	started=
+	for try in 1 2 3 4; do
+		port=$(awk -v s="$$$crashes$try" -v low="$low" 'BEGIN { srand(s); print 10000 + int(rand() * (low - 11000)) }')
+		redis-cli -p "$port" ping > /dev/null 2>&1 && continue	# another's server
+		rm -f "$log"
+		# glibc's rseq off: the kernel kills a thread whose rseq area
+		# holds a test pattern when it is preempted, profiled or not
+		# (1 crash report in 30 cut short so, unprofiled, with both
+		# processors busy); what is tested here is what is ours.
+		GLIBC_TUNABLES=glibc.pthread.rseq=0 \
+		$prun_cmd --backend $backend -o run$crashes -- redis-server --port "$port" \
+			--bind 127.0.0.1 --save '' --appendonly no --daemonize no --protected-mode yes \
+			--enable-debug-command local --crash-memcheck-enabled yes --logfile "$log" \
+			> run$crashes.out 2>&1 &
+		pid=$!
+		for i in $(seq 50); do
+			[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && { started=1; break; }
+			kill -0 $pid 2>/dev/null || break
+			sleep 0.1
+		done
+		[ -n "$started" ] && break
+		kill $pid 2>/dev/null
+		wait $pid 2>/dev/null
+		grep -q "Address already in use" "$log" 2>/dev/null || break
+		rm -rf run$crashes
 	done
-	[ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] || {
+	[ -n "$started" ] || {
 		no "$backend: redis-server did not start: $(tail -n 3 "$log" run$crashes.out)"
-		kill $pid 2>/dev/null; wait $pid 2>/dev/null; continue; }
+		continue; }
 	timeout 120 redis-benchmark -p "$port" -n 20000 -q -t set,get > /dev/null 2>&1
 	redis-cli -p "$port" debug segfault > /dev/null 2>&1
 	wait $pid
