@@ -109,6 +109,10 @@ static void on_fault(int sig, siginfo_t *info, void *context)
 	/* The program's own fault, to its handler: a crash report may test
 	   the process's memory in place (redis does), and must find nothing
 	   of ours changing or reading it meanwhile. */
+	if (!sigown_syscalls_ok()) {	/* seccomp's strict mode: no gettid */
+		sigown_chain(sig, info, context);
+		return;
+	}
 	pid_t tid = this_tid();
 	struct handling *h = handling_take(tid, (uintptr_t)__builtin_frame_address(0));
 	/* Nor a sampling signal delivered to this thread meanwhile: at a
