@@ -47,9 +47,9 @@ static atomic_int installed;
  */
 #define HANDLING_MAX 64
 static struct handling {
-	_Atomic pid_t tid;	/* 0: free */
-	uintptr_t frame;
-	uint64_t until;
+	_Atomic pid_t tid;	/* 0: free; -1: being filled */
+	_Atomic uintptr_t frame;	/* atomic: a sample may read a slot */
+	_Atomic uint64_t until;		/* as it is dropped and taken again */
 } handling[HANDLING_MAX];
 static atomic_int handling_now;	/* slots taken */
 
@@ -80,8 +80,9 @@ static struct handling *handling_take(pid_t tid, uintptr_t frame)
 		pid_t expected = 0;
 		if (atomic_load(&handling[i].tid) == 0
 		    && atomic_compare_exchange_strong(&handling[i].tid, &expected, -1)) {
-			handling[i].frame = frame;
-			handling[i].until = now_ns() + PROGRAM_HANDLER_NS;
+			atomic_store_explicit(&handling[i].frame, frame, memory_order_relaxed);
+			atomic_store_explicit(&handling[i].until, now_ns() + PROGRAM_HANDLER_NS,
+					      memory_order_relaxed);
 			atomic_store(&handling[i].tid, tid);
 			atomic_fetch_add(&handling_now, 1);
 			return &handling[i];
@@ -138,7 +139,12 @@ int fault_program_handling(const void *context)
 		pid_t owner = atomic_load(&h->tid);
 		if (owner <= 0)
 			continue;
-		if (now >= h->until) {
+		/* Read after the owner: if the slot changed hands since, the
+		   values are the new owner's, and a drop below, which
+		   compares the owner, does nothing. */
+		uintptr_t frame = atomic_load_explicit(&h->frame, memory_order_relaxed);
+		uint64_t until = atomic_load_explicit(&h->until, memory_order_relaxed);
+		if (now >= until) {
 			/* Left by a longjmp long ago, perhaps by a thread
 			   that has ended since. */
 			handling_drop(h, owner);
@@ -150,7 +156,7 @@ int fault_program_handling(const void *context)
 		   Above it, or on another stack, the handler was left by a
 		   longjmp (it may run with its own signal unblocked,
 		   SA_NODEFER, as redis's does, so the mask cannot tell). */
-		if (sp && sp < h->frame && h->frame - sp < HANDLER_STACK)
+		if (sp && sp < frame && frame - sp < HANDLER_STACK)
 			in_handler = 1;
 		else
 			handling_drop(h, owner);
