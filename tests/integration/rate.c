@@ -41,11 +41,12 @@ int main(void)
 			      observed_s);
 		CHECK(fabs(st.achieved_hz - st.observed * 1e9 / st.cpu_ns) <= 1,
 		      "achieved_hz %u", st.achieved_hz);
-		/* Under perf the time in the kernel is charged from the
-		   kernel's split of the thread's time, which it samples at
-		   each tick: a few ticks either way (1.013 s for 1.000 s seen
-		   at 1 kHz in the sanitizer build). */
-		CHECK(fabs(st.cpu_ns / 1e9 - used) <= 0.01 * used + 2.0 / rates[i] + (perf ? 0.02 : 0),
+		/* Under perf, also in a virtual machine whose host takes
+		   the processor now and then: the task clock runs on then
+		   (1.013 s for 1.000 s, and 1014 samples, at 1.4% steal
+		   before the perf backend bounded its records by the
+		   thread's CPU clock). */
+		CHECK(fabs(st.cpu_ns / 1e9 - used) <= 0.01 * used + 2.0 / rates[i],
 		      "cpu_ns says %.3f s, the thread used %.3f s", st.cpu_ns / 1e9, used);
 		check_stats_add_up(&st);
 	}

@@ -232,6 +232,7 @@ struct batch {
 	struct ring *ring;
 	size_t n;
 	uint64_t stacked;	/* samples with stacks taken since the last batch */
+	uint64_t room;		/* records the thread's CPU time has room for */
 	uintptr_t pcs[BATCH];
 };
 
@@ -325,6 +326,9 @@ static void take(void *arg, const struct ring_sample *s)
 {
 	struct batch *b = arg;
 	unsigned depth;
+	if (b->room == 0)	/* the host's time: see cpu_room */
+		return;
+	b->room--;
 	if (b->ring->pcs && (depth = sampler_stack_depth()) > 0) {
 		take_stack(b, s, depth);
 		return;
@@ -334,11 +338,35 @@ static void take(void *arg, const struct ring_sample *s)
 		take_batch(b);
 }
 
+static uint64_t thread_cpu_ns(pid_t tid);
+
+/*
+ * The records the thread's CPU time since arming has room for, after
+ * those taken and the system periods charged.  In a virtual machine the
+ * task clock also runs while the host has the processor (steal, a few %
+ * on a busy host), which the thread's CPU clock leaves out: records past
+ * the room stand for the host's time and are not taken, so that taken
+ * stands for the thread's CPU time, as under the timer backend.  They
+ * are the last of a drain, which comes at a moment of the thread's CPU
+ * time that has nothing to do with its code.  No bound if the clock
+ * cannot be read (a thread that has ended).
+ */
+static uint64_t cpu_room(const struct ring *ring)
+{
+	uint64_t cpu = thread_cpu_ns(ring->tid);
+	if (!cpu)
+		return UINT64_MAX;
+	uint64_t periods = (cpu > ring->cpu0 ? cpu - ring->cpu0 : 0) / atomic_load(&period_ns);
+	uint64_t used = ring->got
+			+ (ring->has_system_timer ? timer_system_charged(&ring->system_timer) : 0);
+	return periods > used ? periods - used : 0;
+}
+
 /* By the ring's claimant. */
 static void drain_one(struct ring *ring)
 {
 	struct ring_drained d;
-	struct batch b = { .ring = ring, .n = 0, .stacked = 0 };
+	struct batch b = { .ring = ring, .n = 0, .stacked = 0, .room = cpu_room(ring) };
 	ring_drain(&ring->r, atomic_load(&period_ns), take, &b, &d);
 	take_batch(&b);
 	ring->full_seen += d.lost_full;
