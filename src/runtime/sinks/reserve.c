@@ -86,6 +86,13 @@ int reserve_untouched(const struct page_reserve *r, const void *p)
 	       == RESERVE_UNKNOWN;
 }
 
+uintptr_t reserve_untouched_end(const struct page_reserve *r, const void *p)
+{
+	if (!reserve_untouched(r, p))
+		return 0;
+	return ((uintptr_t)p - r->base) / PAGE * PAGE + PAGE + r->base;
+}
+
 int reserve_init(struct page_reserve *r, void *base, uint64_t size)
 {
 	r->base = (uintptr_t)base;

@@ -38,6 +38,11 @@ int reserve_pages(const struct page_reserve *r, const void *p, size_t len);
    reads as zeros (and a read of it, on tmpfs, would take a page too). */
 int reserve_untouched(const struct page_reserve *r, const void *p);
 
+/* Where the untouched page of p ends (the next thing that may have been
+   written), or 0 if reserve_untouched(r, p) is false: so that a scan of
+   a table skips a page of it at once. */
+uintptr_t reserve_untouched_end(const struct page_reserve *r, const void *p);
+
 /* Set r up over the mapping [base, base+size), its state calloc'ed; -1
    without memory.  Not in a signal handler. */
 int reserve_init(struct page_reserve *r, void *base, uint64_t size);

@@ -300,8 +300,14 @@ void threadtab_name_all(struct thread_table *t)
 	for (uint32_t i = 1; i < t->nentries && !atomic_load(&t->broken); i++) {
 		struct profile_thread *e = &t->entries[i];
 		uint64_t cur;
-		if (reserve_untouched(t->reserve, e))
-			continue;	/* free */
+		uintptr_t end = reserve_untouched_end(t->reserve, e);
+		if (end) {
+			/* Free, as is every entry that starts before end: on
+			   to the first that does not (the loop's i++ makes it
+			   so). */
+			i = (uint32_t)((end - (uintptr_t)t->entries + sizeof *e - 1) / sizeof *e) - 1;
+			continue;
+		}
 		if (!have(t, e, sizeof *e))
 			return;
 		if (satload64(word_of(e), &cur) < 0) {

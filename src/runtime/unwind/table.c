@@ -292,7 +292,10 @@ const struct unwind_rule *unwind_object_rule(const struct unwind_object *o, uint
 		else
 			hi = mid;
 	}
-	return &o->rules[lo ? o->row_rule[lo - 1] : 0];
+	/* A table mapped from the run's cache is not read through at load
+	   (unwcache.c): an index past the rules stops the walk here. */
+	uint32_t rule = lo ? o->row_rule[lo - 1] : 0;
+	return &o->rules[rule < o->nrules ? rule : 0];
 }
 
 void unwind_build_stats_get(struct unwind_build_stats *out)
