@@ -118,6 +118,14 @@ static int zero_page(const char *p, size_t len)
 	return 1;
 }
 
+/* Has the page at p been touched (has it a page of memory)?  Yes when
+   the kernel cannot say. */
+static int touched(const char *p, size_t page)
+{
+	unsigned char in = 1;
+	return syscall(SYS_mincore, p, page, &in) != 0 || (in & 1);
+}
+
 /*
  * The library's own zero-initialised statics (.bss) past the last page
  * of its file are anonymous memory too: moved into a memfd at load,
@@ -156,9 +164,11 @@ static int own_bss(struct dl_phdr_info *info, size_t size, void *arg)
 		/* Only the pages that hold something: a page of the copy
 		   written costs the memfd a page and the private mapping
 		   another, 0.2 ms a process for 21 pages that are all zero
-		   at load, where reading one costs the shared zero page. */
+		   at load.  A page never touched is zero without a look
+		   (mincore): a look costs a fault for the shared zero page. */
 		for (size_t off = 0; off < len; off += (size_t)page)
-			if (!zero_page((const char *)lo + off, (size_t)page))
+			if (touched((const char *)lo + off, (size_t)page)
+			    && !zero_page((const char *)lo + off, (size_t)page))
 				memcpy((char *)copy + off, (const char *)lo + off, (size_t)page);
 		/* One call puts the copy in place of the original. */
 		if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)lo) == MAP_FAILED)
