@@ -51,18 +51,22 @@ pconfigs="bare timer timer_ns"
 [ -n "$perf_pf" ] && pconfigs="$pconfigs perf perf_ns"
 [ -n "$perf_ok" ] && pconfigs="$pconfigs record record_g"
 
-one() {	# CONFIG COMMAND...: "prog tree" seconds
-	cfg=$1; shift
-	cd "$tmp" && rm -rf out out.data out.prof
+# Each run writes a new place, and nothing is removed until the end: on
+# an ext4 without a journal (this project's machines) a new file skips
+# every inode deleted in the last minutes, so removing one run's 200
+# files before the next run made each of its files cost ~1 ms more.
+one() {	# CONFIG NAME COMMAND...: "prog tree" seconds
+	cfg=$1; out=out.$2; shift 2
+	cd "$tmp" || exit 1
 	case $cfg in
 	bare)	set -- "$@" ;;
-	timer)	set -- "$profil" run --backend timer -F 1000 -o out "$@" ;;
-	perf)	set -- "$profil" run --backend perf -F 1000 -o out "$@" ;;
-	timer_ns) set -- "$profil" run --backend timer --no-stacks -F 1000 -o out "$@" ;;
-	perf_ns) set -- "$profil" run --backend perf --no-stacks -F 1000 -o out "$@" ;;
-	record)	set -- perf record -q -e cpu-clock -F 1000 -o out.data -- "$@" ;;
-	record_g) set -- perf record -q -e cpu-clock -F 1000 -g -o out.data -- "$@" ;;
-	gperf)	set -- env LD_PRELOAD="$gperf" CPUPROFILE=out.prof CPUPROFILE_FREQUENCY=1000 "$@" ;;
+	timer)	set -- "$profil" run --backend timer -F 1000 -o $out "$@" ;;
+	perf)	set -- "$profil" run --backend perf -F 1000 -o $out "$@" ;;
+	timer_ns) set -- "$profil" run --backend timer --no-stacks -F 1000 -o $out "$@" ;;
+	perf_ns) set -- "$profil" run --backend perf --no-stacks -F 1000 -o $out "$@" ;;
+	record)	set -- perf record -q -e cpu-clock -F 1000 -o $out.data -- "$@" ;;
+	record_g) set -- perf record -q -e cpu-clock -F 1000 -g -o $out.data -- "$@" ;;
+	gperf)	set -- env LD_PRELOAD="$gperf" CPUPROFILE=$out.prof CPUPROFILE_FREQUENCY=1000 "$@" ;;
 	esac
 	tree=$("$tmp/treecpu" "$@" 2> err) || { echo "- -"; return; }
 	prog=$(grep -E '^[0-9]+\.[0-9]+$' err | tail -n 1)
@@ -75,7 +79,7 @@ for w in getc read malloc procs; do
 		cs=$configs
 		[ "$w" = procs ] && cs="$pconfigs"
 		for c in $cs; do
-			echo "$w $c $(one "$c" $(work "$w"))" >> "$tmp/results"
+			echo "$w $c $(one "$c" "$w.$r.$c" $(work "$w"))" >> "$tmp/results"
 		done
 	done
 done
