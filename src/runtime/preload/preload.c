@@ -219,19 +219,28 @@ static void copy(char *dst, size_t size, const char *src)
 	dst[n] = '\0';
 }
 
-/* The program's name, for %n and the default file name: read once (a
-   fork child runs the same program; an exec starts anew). */
-static void program_name(char *out, size_t size)
+/* The program's file, "" if unknown: read once (a fork child runs the
+   same program; an exec starts anew), as both the default file name
+   and the program's segment want it, and each look costs the kernel a
+   walk of the path. */
+static const char *program_file(void)
 {
-	static char name[256];
-	if (!name[0]) {
-		char exe[PATH_MAX];
+	static char exe[PATH_MAX];
+	static int known;
+	if (!known) {
 		ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 		exe[n > 0 ? n : 0] = '\0';
-		const char *base = strrchr(exe, '/');
-		copy(name, sizeof name, base ? base + 1 : n > 0 ? exe : "program");
+		known = 1;
 	}
-	copy(out, size, name);
+	return exe;
+}
+
+/* The program's name, for %n and the default file name. */
+static void program_name(char *out, size_t size)
+{
+	const char *exe = program_file();
+	const char *base = strrchr(exe, '/');
+	copy(out, size, base ? base + 1 : exe[0] ? exe : "program");
 }
 
 /*
@@ -885,8 +894,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *data)
 	if (!fresh)
 		return 0;
 	if (name == NULL || name[0] == '\0') {	/* the program */
-		ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-		path[n > 0 ? n : 0] = '\0';
+		copy(path, sizeof path, program_file());
 		flags = PROFILE_SEG_MAIN;
 	} else if (strncmp(name, "linux-vdso", 10) == 0 || strncmp(name, "linux-gate", 10) == 0) {
 		copy(path, sizeof path, "[vdso]");

@@ -93,18 +93,52 @@ uintptr_t reserve_untouched_end(const struct page_reserve *r, const void *p)
 	return ((uintptr_t)p - r->base) / PAGE * PAGE + PAGE + r->base;
 }
 
+/*
+ * The states of mappings up to 4 MiB share pages, cut in order from one
+ * and never given back: a short process sets up a dozen of them (its
+ * profile's table, and a segment and its system companion for each
+ * object), and each page of state costs it a fault and a page of the
+ * memfd.  Larger ones get pages of their own.
+ */
+#define SHARED_MAX 1024u
+static _Atomic uintptr_t shared_next;	/* in the page being cut; none at
+					   0 or at a page's end */
+
+static void *shared_state(size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	for (;;) {
+		uintptr_t next = atomic_load(&shared_next);
+		uintptr_t room = next % PAGE ? PAGE - next % PAGE : 0;
+		if (room >= n) {
+			if (atomic_compare_exchange_weak(&shared_next, &next, next + n))
+				return (void *)next;
+			continue;
+		}
+		void *p = statemem_map(PAGE, 1);
+		if (p == MAP_FAILED)
+			return NULL;
+		/* A thread that cut a new page meanwhile keeps its page
+		   for those after it; this one is ours either way. */
+		atomic_compare_exchange_strong(&shared_next, &next, (uintptr_t)p + n);
+		return p;
+	}
+}
+
 int reserve_init(struct page_reserve *r, void *base, uint64_t size)
 {
 	r->base = (uintptr_t)base;
 	r->npages = (size + PAGE - 1) / PAGE;
-	void *p = statemem_map(r->npages ? r->npages : 1, 1);
+	size_t n = r->npages ? r->npages : 1;
+	r->shared = n <= SHARED_MAX;
+	void *p = r->shared ? shared_state(n) : statemem_map(n, 1);
 	r->state = p == MAP_FAILED ? NULL : p;
 	return r->state ? 0 : -1;
 }
 
 void reserve_free(struct page_reserve *r)
 {
-	if (r->state)
+	if (r->state && !r->shared)
 		munmap((void *)r->state, r->npages ? r->npages : 1);
 	r->state = NULL;
 	r->npages = 0;

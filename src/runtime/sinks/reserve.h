@@ -21,6 +21,7 @@ struct page_reserve {
 	uintptr_t base;			/* the mapping, page-aligned */
 	uint64_t npages;
 	_Atomic uint8_t *state;		/* per page: RESERVE_UNKNOWN ... */
+	int shared;			/* state on a page with others' */
 };
 
 enum { RESERVE_UNKNOWN, RESERVE_HAD, RESERVE_REFUSED };

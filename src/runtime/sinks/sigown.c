@@ -32,8 +32,12 @@ static sigaction_fn *_Atomic real_sigaction_fn;
 static _Atomic unsigned long long unblockable;	/* bit sig - 1 */
 static __thread int strict __attribute__((tls_model("initial-exec")));
 
+/* Whose a signal is, apart from the rest: it is asked of every signal
+   (a free one is looked for), and the table is 50 KiB, a page of which
+   costs a short process a fault the first time it is read. */
+static _Atomic(sigown_handler *) ours[NSIGS];	/* NULL: not owned */
+
 static struct {
-	_Atomic(sigown_handler *) ours;	/* NULL: not owned */
 	struct sigaction mine;		/* what we install */
 	struct sigaction program[COPIES];
 	atomic_uint published, next;
@@ -79,7 +83,7 @@ static int valid(int sig)
 
 int sigown_owned(int sig)
 {
-	return valid(sig) && atomic_load(&table[sig].ours) != NULL;
+	return valid(sig) && atomic_load(&ours[sig]) != NULL;
 }
 
 void sigown_program_get(int sig, struct sigaction *old)
@@ -97,7 +101,7 @@ void sigown_program_set(int sig, const struct sigaction *act)
 
 static int is_ours(int sig, const struct sigaction *sa)
 {
-	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == atomic_load(&table[sig].ours);
+	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == atomic_load(&ours[sig]);
 }
 
 int sigown_take(int sig, sigown_handler *fn, int flags, const sigset_t *mask)
@@ -118,15 +122,15 @@ int sigown_take(int sig, sigown_handler *fn, int flags, const sigset_t *mask)
 	   calls refuse: an asynchronous cancellation must not unwind a
 	   thread out of our handler (its reader count would leak). */
 	sa.sa_mask.__val[0] |= 1ul << (32 - 1) | 1ul << (33 - 1);
-	if (!atomic_load(&table[sig].ours)) {
+	if (!atomic_load(&ours[sig])) {
 		if (sigown_real_sigaction(sig, NULL, &old) != 0)
 			return -1;
 		sigown_program_set(sig, &old);
 	}
 	table[sig].mine = sa;
-	atomic_store(&table[sig].ours, fn);
+	atomic_store(&ours[sig], fn);
 	if (sigown_real_sigaction(sig, &sa, NULL) != 0) {
-		atomic_store(&table[sig].ours, NULL);
+		atomic_store(&ours[sig], NULL);
 		return -1;
 	}
 	return 0;
@@ -139,7 +143,7 @@ void sigown_release(int sig, int discard)
 	struct sigaction cur, prog;
 	int intact = sigown_real_sigaction(sig, NULL, &cur) == 0 && is_ours(sig, &cur);
 	sigown_program_get(sig, &prog);
-	atomic_store(&table[sig].ours, NULL);
+	atomic_store(&ours[sig], NULL);
 	if (!intact)
 		return;	/* the program's, installed behind our back */
 	if (discard) {
@@ -193,7 +197,7 @@ void sigown_chain(int sig, siginfo_t *info, void *context)
 		/* A fault the program ignores kills it all the same. */
 		if ((a.sa_handler == SIG_IGN && !fault) || (a.sa_handler == SIG_DFL && default_ignores(sig)))
 			return;
-		atomic_store(&table[sig].ours, NULL);	/* the process dies of it */
+		atomic_store(&ours[sig], NULL);	/* the process dies of it */
 		kernel_default(sig);
 		if (!fault) {
 			/* Sent again, with what it carried; it arrives as soon
