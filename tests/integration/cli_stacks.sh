@@ -38,7 +38,12 @@ for be in $backends; do
 		continue
 	fi
 	rm -rf "$be.prof"
-	prun --backend "$be" -o "$be.prof" ./calls 250 2>/dev/null || { no "$be: run"; continue; }
+	# The timer backend's signals come at the kernel's tick, each one
+	# standing for ~4 periods at 1 kHz: four times the work gives it as
+	# many walks, which are what the shares' error depends on.
+	units=250
+	[ "$be" = timer ] && units=1000
+	prun --backend "$be" -o "$be.prof" ./calls $units 2>/dev/null || { no "$be: run"; continue; }
 	"$profil" report --format json "$be.prof" > "$be.json" || no "$be: report json"
 	n=$(json_num "$be.json" samples)
 	# "stacks":{"samples":N,...,"complete":C,...}: N, and C of the walks
@@ -53,23 +58,39 @@ for be in $backends; do
 		no "$be: $n samples, stacks '$with': too few to test"
 		continue
 	fi
+	# The samples taken in our own handler (the perf backend's drain):
+	# the kernel's 8 KiB copy of the stack is spent on the handler's
+	# frames and the signal frame, and ends in work_c.  A few in the
+	# plain build; under the sanitizers, whose frames are larger and
+	# whose drain is slower, up to 5% of the samples.  The program's
+	# own stacks are what is tested.
+	"$profil" export --format folded -o "$be.folded" "$be.prof" || no "$be: export folded"
+	own=$(awk '/;\[signal handler called\];on_sample;/ { s += $NF } END { print s + 0 }' \
+		"$be.folded")
+	own_pct=$(awk -v o="$own" -v n="$n" 'BEGIN { printf "%.2f", 100 * o / n }')
+
 	# Complete stacks: the issue's bar is 99.5%; 97% here, under load
 	# and the sanitizers.
-	awk -v c="$complete" -v w="$walks" 'BEGIN { exit !(w > 0 && c >= 0.97 * w) }' \
-		|| no "$be: $complete of $walks walks complete"
+	awk -v c="$complete" -v w="$walks" -v o="$own" 'BEGIN { exit !(w > o && c >= 0.97 * (w - o)) }' \
+		|| no "$be: $complete of $walks walks complete ($own in our handler)"
 
 	# Callers of work_c: 75% from_a, 25% step_b (an inlined frame is a
-	# frame).  The bound: 6 standard errors of a share of n samples, and
-	# 3 points for the timer's bias at loop edges.
+	# frame).  The bound: 6 standard errors of a share of the walks (a
+	# walk weighted by a timer's overrun is one observation, not several:
+	# with n samples in its place a signal late under load moved the
+	# share 11 points, 4 such errors), and 3 points for the timer's bias
+	# at loop edges.
 	"$profil" report --callers work_c --format json "$be.prof" > callers.json \
 		|| no "$be: --callers"
 	a=$(edge callers.json from_a)
 	b=$(edge callers.json step_b)
-	bound=$(awk -v n="$n" 'BEGIN { printf "%.2f", 600 * sqrt(0.75 * 0.25 / n) + 3 }')
+	bound=$(awk -v n="$n" -v w="$walks" \
+		'BEGIN { if (w > 0 && w < n) n = w; printf "%.2f", 600 * sqrt(0.75 * 0.25 / n) + 3 }')
 	within "${a:-0}" 75 "$bound" || no "$be: from_a's share of work_c ${a:-none}, not 75 +- $bound"
 	within "${b:-0}" 25 "$bound" || no "$be: step_b's share of work_c ${b:-none}, not 25 +- $bound"
-	within "$(awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { print a + b }')" 100 3 \
-		|| no "$be: work_c's callers add up to $a + $b"
+	within "$(awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { print a + b }')" 100 \
+		"$(awk -v o="$own_pct" 'BEGIN { print 3 + o }')" \
+		|| no "$be: work_c's callers add up to $a + $b ($own_pct% in our handler)"
 	"$profil" report --callers step_b --format json "$be.prof" > stepb.json
 	within "$(edge stepb.json from_b)" 100 3 || no "$be: step_b not called from from_b"
 	"$profil" report --callees main --format json "$be.prof" > callees.json \
@@ -80,8 +101,8 @@ for be in $backends; do
 	"$profil" report --format csv "$be.prof" > "$be.csv"
 	main_total=$(awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		$col["function"] == "main" { print $col["total_percent"] }' "$be.csv")
-	awk -v t="${main_total:-0}" 'BEGIN { exit !(t >= 97 && t <= 100) }' \
-		|| no "$be: main's total ${main_total:-none}%, not about 100%"
+	awk -v t="${main_total:-0}" -v o="$own_pct" 'BEGIN { exit !(t >= 97 - o && t <= 100) }' \
+		|| no "$be: main's total ${main_total:-none}%, not about 100% ($own_pct% in our handler)"
 	"$profil" report "$be.prof" > "$be.txt"
 	grep -q '^stacks: ' "$be.txt" || no "$be: no stacks line in the header"
 	grep -q 'total%' "$be.txt" || no "$be: no total% column"
@@ -126,7 +147,6 @@ for be in $backends; do
 
 	# Folded stacks: each line "a;b;c COUNT", outermost first, adding up
 	# to the samples with a stack; main;from_b;step_b;work_c among them.
-	"$profil" export --format folded -o "$be.folded" "$be.prof" || no "$be: export folded"
 	awk '!/^[^ ;][^;]*(;[^;]+)* [0-9]+$/ { bad = 1 } END { exit bad }' "$be.folded" \
 		|| no "$be: folded lines that do not parse"
 	sum=$(awk '{ s += $NF } END { print s + 0 }' "$be.folded")
