@@ -114,6 +114,43 @@ awk -v configs="$configs" '
 		}
 	}' "$tmp/results"
 
+# The host's drift between runs (the least bare malloc run took 1.18 s in
+# one bench and 1.46 s in the next) is larger than the target: each run's
+# ratio to the bare run made just before it, the median of them, varies
+# less than the ratio of the least of each.
+echo
+echo "The same, as the median over the $RUNS runs of each run's ratio to its own bare run"
+awk -v configs="$configs" '
+	function median(list,   a, m, i, j, t) {
+		m = split(list, a, " ")
+		for (i = 2; i <= m; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return m == 0 ? -1 : m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
+	}
+	$1 != "procs" {
+		run = $1 SUBSEP $2
+		if ($2 == "bare") { bare[$1] = $3; next }
+		if ($3 != "-" && ($1 in bare) && bare[$1] > 0)
+			r[$1 SUBSEP $2] = r[$1 SUBSEP $2] " " $3 / bare[$1]
+	}
+	END {
+		n = split(configs, cf, " ")
+		name["timer"] = "profil timer"; name["perf"] = "profil perf"
+		name["record"] = "perf record"; name["gperf"] = "gperftools"
+		printf "%-8s", "loop"
+		for (i = 2; i <= n; i++) printf " %14s", name[cf[i]]
+		printf "\n"
+		split("getc read malloc", ws, " ")
+		for (j = 1; j <= 3; j++) {
+			printf "%-8s", ws[j]
+			for (i = 2; i <= n; i++) {
+				k = ws[j] SUBSEP cf[i]
+				printf " %14s", k in r ? sprintf("%.3f", median(r[k])) : "-"
+			}
+			printf "\n"
+		}
+	}' "$tmp/results"
+
 # The short processes: what the whole tree costs, per process over bare,
 # and against perf record (issue 15's target: at most 1.00x, perf's own
 # process counted).
