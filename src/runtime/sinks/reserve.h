@@ -44,8 +44,9 @@ int reserve_untouched(const struct page_reserve *r, const void *p);
    a table skips a page of it at once. */
 uintptr_t reserve_untouched_end(const struct page_reserve *r, const void *p);
 
-/* Set r up over the mapping [base, base+size), its state calloc'ed; -1
-   without memory.  Not in a signal handler. */
+/* Set r up over the mapping [base, base+size), its state zeroed (for a
+   mapping up to 4 MiB, on a page shared with other reserves' states);
+   -1 without memory.  Not in a signal handler. */
 int reserve_init(struct page_reserve *r, void *base, uint64_t size);
 void reserve_free(struct page_reserve *r);
 
