@@ -46,10 +46,14 @@ configs="bare timer"
 [ -n "$perf_pf" ] && configs="$configs perf"
 [ -n "$perf_ok" ] && configs="$configs record"
 [ -n "$gperf" ] && configs="$configs gperf"
-# The short processes also without stacks, and against perf record -g.
+# The short processes also without stacks, and against perf record -g
+# and --call-graph dwarf: profil's stacks, like perf's dwarf mode, are
+# walked from a copy of the stack, so they are whole on Debian's
+# libraries without frame pointers; -g follows frame pointers.
 pconfigs="bare timer timer_ns"
 [ -n "$perf_pf" ] && pconfigs="$pconfigs perf perf_ns"
-[ -n "$perf_ok" ] && pconfigs="$pconfigs record record_g"
+[ -n "$perf_ok" ] && pconfigs="$pconfigs record record_g record_dwarf"
+[ -n "$gperf" ] && pconfigs="$pconfigs gperf"
 
 # Each run writes a new place, and nothing is removed until the end: on
 # an ext4 without a journal (this project's machines) a new file skips
@@ -66,6 +70,7 @@ one() {	# CONFIG NAME COMMAND...: "prog tree" seconds
 	perf_ns) set -- "$profil" run --backend perf --no-stacks -F 1000 -o $out "$@" ;;
 	record)	set -- perf record -q -e cpu-clock -F 1000 -o $out.data -- "$@" ;;
 	record_g) set -- perf record -q -e cpu-clock -F 1000 -g -o $out.data -- "$@" ;;
+	record_dwarf) set -- perf record -q -e cpu-clock -F 1000 --call-graph dwarf -o $out.data -- "$@" ;;
 	gperf)	set -- env LD_PRELOAD="$gperf" CPUPROFILE=$out.prof CPUPROFILE_FREQUENCY=1000 "$@" ;;
 	esac
 	tree=$("$tmp/treecpu" "$@" 2> err) || { echo "- -"; return; }
@@ -162,13 +167,14 @@ awk -v configs="$pconfigs" '
 		name["bare"] = "bare"; name["timer"] = "profil timer"; name["perf"] = "profil perf"
 		name["timer_ns"] = "profil timer --no-stacks"; name["perf_ns"] = "profil perf --no-stacks"
 		name["record"] = "perf record"; name["record_g"] = "perf record -g"
-		printf "%-26s %8s %12s %10s\n", "", "tree s", "ms/process", "x record"
+		name["record_dwarf"] = "perf record --call-graph dwarf"; name["gperf"] = "gperftools"
+		printf "%-30s %8s %12s %10s\n", "", "tree s", "ms/process", "x record"
 		n = split(configs, cf, " ")
 		for (i = 1; i <= n; i++) {
 			c = cf[i]
 			if (!(c in best)) continue
 			ms = ("bare" in best) ? sprintf("%.2f", (best[c] - best["bare"]) * 1000 / 200) : "-"
 			xr = ("record" in best && best["record"] > 0) ? sprintf("%.2f", best[c] / best["record"]) : "-"
-			printf "%-26s %8.3f %12s %10s\n", name[c], best[c], ms, xr
+			printf "%-30s %8.3f %12s %10s\n", name[c], best[c], ms, xr
 		}
 	}' "$tmp/results"

@@ -27,8 +27,9 @@ PACKAGES="make gcc libc6-dev pkg-config binutils
 # server profil run -p attaches to (tests/integration/cli_attach_redis.sh).
 # debuginfod: the real server tests/integration/cli_debuginfod.sh serves
 # debug files from.
-# golang-go: go tool pprof reads the exports; linux-perf: the
-# comparisons with perf record.  The arm64 pass (make ARCH=aarch64, make
+# golang-go: go tool pprof reads the exports; linux-perf and
+# libgoogle-perftools4: make bench's comparisons with perf record and
+# gperftools' libprofiler.  The arm64 pass (make ARCH=aarch64, make
 # test-emulated): the cross compiler and binutils (aarch64-linux-gnu-gprof),
 # qemu-user to run the programs, and from Debian's arm64 archive
 # (multiarch) cmocka for the unit tests, which brings the arm64 libc that
@@ -41,7 +42,7 @@ case "${1:-}" in
 esac
 if [ -n "$tests" ]; then
 	PACKAGES="$PACKAGES clang libcmocka-dev g++
-	golang-go linux-perf chromium libclang-rt-14-dev valgrind libtsan2
+	golang-go linux-perf libgoogle-perftools4 chromium libclang-rt-14-dev valgrind libtsan2
 	dpkg-dev debhelper lintian man-db zstd redis-server redis-tools debuginfod"
 	if [ "$(uname -m)" = x86_64 ]; then
 		PACKAGES="$PACKAGES gcc-aarch64-linux-gnu libc6-dev-arm64-cross
