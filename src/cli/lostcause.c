@@ -24,7 +24,7 @@ static const struct {
 	[PROFILE_LOST_KERNEL] = { "kernel time not charged", "kernel_not_charged", 0 },
 	[PROFILE_LOST_WRITE] = { "unwritable counters", "unwritable", 0 },
 	[PROFILE_LOST_CORRUPT] = { "corrupt ring", "corrupt_ring", 0 },
-	[7] = { "other", "other", 0 },
+	[PROFILE_LOST_STACK] = { "short of stack", "short_of_stack", 0 },
 };
 
 void model_ext_stats(struct model *m, const struct profile_ext *e, uint64_t lost)

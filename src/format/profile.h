@@ -295,6 +295,9 @@ enum profile_lost {
 					   signal charged */
 	PROFILE_LOST_WRITE,		/* the counters' pages could not be written */
 	PROFILE_LOST_CORRUPT,		/* perf: a ring whose records made no sense */
+	PROFILE_LOST_STACK,		/* timer: signals that found too little stack
+					   left for the handler (a small sigaltstack
+					   or thread stack), not taken */
 	PROFILE_LOST_KINDS,		/* the causes this version writes */
 	PROFILE_LOST_COUNT = 8
 };

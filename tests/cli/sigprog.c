@@ -19,6 +19,8 @@
  *   tinystack      200 threads with PTHREAD_STACK_MIN stacks, 6.5 KiB deep
  *   altstack       work while a 4 KiB sigaltstack is set; its
  *                  surroundings must stay intact
+ *   altstack_min N the same with the kernel's signal frame
+ *                  (_SC_MINSIGSTKSZ) and N bytes more
  *   reset_all      every signal's action reset to the default, then work
  *   catchall       a handler on every signal, then work, then SIGUSR1
  *   sigwait_all    every signal blocked; sigtimedwait, sigwaitinfo and a
@@ -303,14 +305,15 @@ static int tinystack(void)
 	return 0;
 }
 
-static int altstack(void)
+static int altstack(size_t size)
 {
 	enum { PAGE = 4096, GUARD = 3 * PAGE };
-	unsigned char *block = malloc(GUARD + PAGE + GUARD);
+	size = (size + 15) & ~(size_t)15;
+	unsigned char *block = malloc(GUARD + size + GUARD);
 	if (!block)
 		return 2;
-	memset(block, 0xa5, GUARD + PAGE + GUARD);
-	stack_t ss = { .ss_sp = block + GUARD, .ss_size = PAGE, .ss_flags = 0 };
+	memset(block, 0xa5, GUARD + size + GUARD);
+	stack_t ss = { .ss_sp = block + GUARD, .ss_size = size, .ss_flags = 0 };
 	if (sigaltstack(&ss, NULL) != 0) {
 		perror("sigaltstack");
 		return 2;
@@ -323,7 +326,7 @@ static int altstack(void)
 	size_t below = 0, above = 0;
 	for (size_t i = 0; i < GUARD; i++) {
 		below += block[i] != 0xa5;
-		above += block[GUARD + PAGE + i] != 0xa5;
+		above += block[GUARD + size + i] != 0xa5;
 	}
 	printf("%zu bytes changed below, %zu above\n", below, above);
 	free(block);
@@ -635,7 +638,9 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "tinystack"))
 		return tinystack();
 	if (!strcmp(m, "altstack"))
-		return altstack();
+		return altstack(4096);
+	if (!strcmp(m, "altstack_min") && argc > 2)
+		return altstack((size_t)sysconf(_SC_MINSIGSTKSZ) + (size_t)atol(argv[2]));
 	if (!strcmp(m, "reset_all"))
 		return reset_all();
 	if (!strcmp(m, "catchall"))

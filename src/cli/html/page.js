@@ -126,7 +126,7 @@
 		if (h.lost && h.lost_by) {
 			const names = { ring_full: 'ring full', throttled: 'throttled', timer_late: 'timer late',
 				thread_tail: 'thread tails', kernel_not_charged: 'kernel time not charged',
-				unwritable: 'unwritable counters', corrupt_ring: 'corrupt ring', other: 'other',
+				unwritable: 'unwritable counters', corrupt_ring: 'corrupt ring', short_of_stack: 'short of stack',
 				not_broken_down: 'not broken down' };
 			const parts = [];
 			for (const k in h.lost_by) if (h.lost_by[k]) parts.push((names[k] || k) + ' ' + h.lost_by[k]);

@@ -34,9 +34,11 @@
  * With stacks on (sampler_stack_depth), the handler walks the thread's
  * stack in place from the signal's context (unwind.c): every read
  * bounded above the interrupted sp and fault-tolerant, the tables built
- * outside handlers.  The pcs go on the handler's own stack, or, on a
- * small alternate signal stack, as many as fit with room to spare (with
- * none, the sampled pc alone, marked not walked).
+ * outside handlers.  The pcs go on the handler's own stack, as many as
+ * fit with room to spare on a small alternate signal stack or thread
+ * stack (with none, the sampled pc alone, marked not walked).  A signal
+ * that finds too little stack left for the handler at all is not taken,
+ * and counted lost (short of stack): nothing is written past its end.
  *
  * on_sample() is a signal handler: async-signal-safe, lock-free, no
  * malloc, no stdio, no locks.  The other functions run under the
@@ -48,6 +50,7 @@
 #include <stdio.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -111,6 +114,7 @@ struct system_time {
 	_Atomic long cookie;	/* handed to the drain hook, or -1 */
 	_Atomic int charge;	/* a system-time timer that charges */
 	_Atomic uint64_t faults;	/* its page faults at the last signal */
+	_Atomic uint64_t short_of_stack;	/* periods not taken: no stack */
 };
 static struct system_time *systems;
 
@@ -134,6 +138,60 @@ static void stop_timer(void *timer)
 	static const struct itimerspec zero;
 	if (sigown_syscalls_ok())	/* else seccomp's strict mode */
 		syscall(SYS_timer_settime, (int)(intptr_t)timer, 0, &zero, NULL);
+}
+
+/*
+ * What the handler needs below on_sample's frame: a sample without its
+ * stack takes under 1 KiB on x86-64, the deepest paths (a perf ring's
+ * drain, a rescan that arms a thread) about 2 KiB.  A signal that finds
+ * less than the first left on the stack it runs on (a small sigaltstack,
+ * a thread's small stack) is not taken (short of stack); with less than
+ * the second, the drain and the rescan wait for a later signal.  A walk
+ * keeps the first free below its pcs, and a kernel signal frame more
+ * (kernel_frame): a read of the walk that faults is recovered in a
+ * handler whose frame goes below ours.
+ */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define HANDLER_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define HANDLER_SANITIZED 1
+#endif
+#ifdef HANDLER_SANITIZED	/* a test build: frames with red zones */
+#define HANDLER_SCALE 3u
+#else
+#define HANDLER_SCALE 1u
+#endif
+#if defined(__aarch64__)
+#define HANDLER_FLAT (2048u * HANDLER_SCALE)
+#define HANDLER_DEEP (4096u * HANDLER_SCALE)
+#define KERNEL_FRAME_DEFAULT 5120u	/* arm64's MINSIGSTKSZ */
+#else
+#define HANDLER_FLAT (1536u * HANDLER_SCALE)
+#define HANDLER_DEEP (3072u * HANDLER_SCALE)
+#define KERNEL_FRAME_DEFAULT 2048u
+#endif
+/* The kernel's signal frame here (AT_MINSIGSTKSZ: 1 to 4 KiB on x86-64,
+   by the processor's vector registers), read at open. */
+static uintptr_t kernel_frame = KERNEL_FRAME_DEFAULT;
+
+/*
+ * The bytes left below here on the stack the handler runs on: the
+ * alternate signal stack, or the thread's own as it started
+ * (threads_stack); UINTPTR_MAX when that is not known (the main thread,
+ * whose stack grows; a stack of the program's own making).
+ */
+static uintptr_t stack_left(const ucontext_t *uc, uintptr_t here)
+{
+	uintptr_t alt = (uintptr_t)uc->uc_stack.ss_sp;
+	if (!(uc->uc_stack.ss_flags & SS_DISABLE) && here > alt
+	    && here - alt <= uc->uc_stack.ss_size)
+		return here - alt;
+	uintptr_t lo, hi;
+	threads_stack(&lo, &hi);
+	return lo && here > lo && here <= hi ? here - lo : UINTPTR_MAX;
 }
 
 /*
@@ -237,7 +295,7 @@ static __attribute__((noinline)) int take_with_stack(unsigned depth, void *conte
 						     _Atomic uint64_t *tally, int timer);
 
 static void on_system_time(unsigned generation, void *context, uintptr_t pc, uint32_t tally,
-			   int timer)
+			   int timer, uintptr_t left)
 {
 	/* In seccomp's strict mode a system call kills the thread: the
 	   drain's gettid, getrusage below.  Its ring waits for a flush. */
@@ -247,7 +305,7 @@ static void on_system_time(unsigned generation, void *context, uintptr_t pc, uin
 	   they add bound the system time charged below. */
 	void (*drain)(unsigned, long) = atomic_load(&drain_hook);
 	long cookie = atomic_load_explicit(&systems[tally].cookie, memory_order_relaxed);
-	if (drain && cookie >= 0)
+	if (drain && cookie >= 0 && left >= HANDLER_DEEP)
 		drain(generation, cookie);
 	if (!pc || !atomic_load_explicit(&systems[tally].charge, memory_order_relaxed))
 		return;
@@ -286,17 +344,6 @@ _Static_assert((int)UNWIND_COMPLETE == PROFILE_STOP_COMPLETE
    fault-tolerant anyway; the bound keeps a garbage frame address from
    wandering through the heap). */
 #define STACK_SPAN (64u << 20)
-/* Kept free below the pcs on an alternate signal stack, for the rest of
-   the sample's path.  On arm64, a signal frame more: the kernel's is
-   up to MINSIGSTKSZ (5120 bytes; 4.6 KiB under qemu-user, x86-64's is
-   1.3 KiB), and a read of the walk that faults is recovered in a
-   handler whose frame goes below ours. */
-#if defined(__aarch64__)
-#define ALTSTACK_SPARE (4096u + 5120u)
-#else
-#define ALTSTACK_SPARE 4096u
-#endif
-
 /*
  * The sample with its stack: how deep a walk this stack has room for,
  * then the walk and the sample.  Returns 0 if it took the sample, -1 if
@@ -307,15 +354,12 @@ static __attribute__((noinline)) int take_with_stack(unsigned depth, void *conte
 						     pid_t tid, uint32_t weight, uint32_t system,
 						     _Atomic uint64_t *tally, int timer)
 {
-	const ucontext_t *uc = context;
-	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-	uintptr_t alt = (uintptr_t)uc->uc_stack.ss_sp;
-	if (!(uc->uc_stack.ss_flags & SS_DISABLE) && here > alt
-	    && here - alt <= uc->uc_stack.ss_size) {
-		/* On the alternate stack: what is left of it below us. */
-		uintptr_t room = here - alt;
-		unsigned fit = room > ALTSTACK_SPARE + 8 * sizeof(uintptr_t)
-			       ? (unsigned)((room - ALTSTACK_SPARE) / sizeof(uintptr_t)) : 0;
+	uintptr_t room = stack_left(context, (uintptr_t)__builtin_frame_address(0));
+	if (room != UINTPTR_MAX) {
+		/* What is left below us, less what the rest of the path needs. */
+		uintptr_t spare = HANDLER_FLAT + kernel_frame;
+		unsigned fit = room > spare + 8 * sizeof(uintptr_t)
+			       ? (unsigned)((room - spare) / sizeof(uintptr_t)) : 0;
 		if (fit < 8) {
 			uintptr_t pc = *context_pc(context);
 			sampler_take_stack(gen, tid, &pc, 1, PROFILE_STOP_NO_ROOM, weight, system,
@@ -363,14 +407,24 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 	   too, errno with it: not read before this. */
 	if (fault_program_handling(context))
 		return;
-	int saved_errno = errno;
-	uintptr_t *pc = context_pc(context);
 	uint32_t weight = 1 + (info->si_overrun > 0 ? (uint32_t)info->si_overrun : 0);
 	uint32_t tally = (uint32_t)value;
+	/* Too little stack left to go on without writing past its end: the
+	   periods are counted lost when the thread is disarmed; a
+	   system-time signal's charge and drain wait for a later one. */
+	uintptr_t left = stack_left(context, (uintptr_t)__builtin_frame_address(0));
+	if (left < HANDLER_FLAT) {
+		if (tally < MAX_TALLIES)
+			atomic_fetch_add_explicit(&systems[tally].short_of_stack, weight,
+						  memory_order_relaxed);
+		return;
+	}
+	int saved_errno = errno;
+	uintptr_t *pc = context_pc(context);
 	if (tally != NO_TALLY && (tally & SYSTEM_ONLY)) {
 		on_system_time((unsigned)(value >> 32), context, pc ? *pc : 0, tally & ~SYSTEM_ONLY,
-			       info->si_timerid);
-		if (sigown_syscalls_ok())	/* it lists /proc/self/task */
+			       info->si_timerid, left);
+		if (sigown_syscalls_ok() && left >= HANDLER_DEEP)	/* it lists /proc/self/task */
 			sampler_tick();
 		errno = saved_errno;
 		return;
@@ -392,7 +446,7 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 		sampler_take_split((unsigned)(value >> 32), tid, pc ? *pc : 0, weight, system,
 				   tally < MAX_TALLIES ? &tallies[tally] : NULL,
 				   stop_timer, (void *)(intptr_t)info->si_timerid);
-	if (sigown_syscalls_ok())	/* it lists /proc/self/task */
+	if (sigown_syscalls_ok() && left >= HANDLER_DEEP)	/* it lists /proc/self/task */
 		sampler_tick();
 	errno = saved_errno;
 }
@@ -438,6 +492,8 @@ static int timer_open(unsigned hz, unsigned generation)
 	int sig = timer_signal ? timer_signal : pick_signal();
 	if (!sig)
 		return -EAGAIN;
+	unsigned long frame = getauxval(AT_MINSIGSTKSZ);
+	kernel_frame = frame > KERNEL_FRAME_DEFAULT ? frame : KERNEL_FRAME_DEFAULT;
 	if (!tallies) {
 		void *p = statemem_map(MAX_TALLIES * sizeof *tallies, 1);
 		if (p == MAP_FAILED)
@@ -646,17 +702,22 @@ static int timer_set_hz(struct thread_slot *slot, unsigned hz)
    by its overrun, not lost, so only periods no signal delivered yet. */
 static uint64_t timer_disarm(struct thread_slot *slot, uint64_t *why)
 {
-	uint64_t now, owed = 0;
+	uint64_t now, owed = 0, short_of_stack = 0;
 	if (!(slot->tally & SYSTEM_ONLY) && thread_cpu_ns(slot->tid, &now) == 0
 	    && (int64_t)now > slot->base_ns) {
 		uint64_t due = (uint64_t)((int64_t)now - slot->base_ns) / period_now();
 		uint64_t got = atomic_load(&tallies[slot->tally]);
 		owed = due > got ? due - got : 0;
+		short_of_stack = atomic_load(&systems[slot->tally].short_of_stack);
+		if (short_of_stack > owed)
+			short_of_stack = owed;
 	}
 	syscall(SYS_timer_delete, slot->handle);
 	slot->handle = -1;
-	if (why)
-		why[PROFILE_LOST_TAIL] += owed;
+	if (why) {
+		why[PROFILE_LOST_STACK] += short_of_stack;
+		why[PROFILE_LOST_TAIL] += owed - short_of_stack;
+	}
 	return owed;
 }
 

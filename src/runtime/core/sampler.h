@@ -152,6 +152,10 @@ void sampler_thread_gone(void);
 void threads_init(void);
 void exec_init(void);
 
+/* The calling thread's stack as it started, [*lo, *hi); both 0 when not
+   known (the main thread, a thread made with clone).  Async-signal-safe. */
+void threads_stack(uintptr_t *lo, uintptr_t *hi);
+
 /*
  * The process ends now (_exit, _Exit): no sample is counted after this
  * returns, and the preload mode's file is finished.  Unlike an exit,

@@ -66,6 +66,35 @@ static void clear_stack_shadow(void)
 }
 #endif
 
+/*
+ * The calling thread's stack, from its start: the sample handler runs
+ * on it (unless on a sigaltstack) and must know what is left below its
+ * frame (threads_stack).  Initial-exec: read in handlers.  0: not known
+ * (the main thread, whose stack grows, and threads made with clone).
+ */
+static __thread uintptr_t stack_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
+
+static void note_stack(void)
+{
+	pthread_attr_t attr;
+	void *low;
+	size_t size;
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &low, &size) == 0) {
+		stack_lo = (uintptr_t)low;
+		stack_hi = (uintptr_t)low + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+void threads_stack(uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = stack_lo;
+	*hi = stack_hi;
+}
+
 #define EXPORT __attribute__((visibility("default")))
 
 typedef int create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -120,6 +149,7 @@ void threads_init(void)
 static void *trampoline(void *p)
 {
 	clear_stack_shadow();
+	note_stack();
 	struct start start = *(struct start *)p;
 	free(p);
 	pthread_setspecific(exit_key, &exit_key);	/* any non-NULL value */
@@ -146,6 +176,7 @@ struct c11_start {
 static int c11_trampoline(void *p)
 {
 	clear_stack_shadow();
+	note_stack();
 	struct c11_start start = *(struct c11_start *)p;
 	free(p);
 	pthread_setspecific(exit_key, &exit_key);
