@@ -370,7 +370,8 @@ static void stack_samples(struct builder *b, const struct model *m, struct symbo
 			count += ms->v[order[j]].count;
 		uint64_t *ids = xmalloc(r->depth * sizeof *ids);
 		for (uint32_t d = 0; d < r->depth; d++)
-			ids[d] = stack_location(b, m, syms, first_ids, &ms->locs[r->locs + d], d == 0);
+			ids[d] = stack_location(b, m, syms, first_ids, &ms->locs[r->locs + d],
+						stacks_exact_pc(m, syms, &ms->locs[r->locs], d));
 		add_sample(b, ids, r->depth, count, period_ns);
 		thread_labels(b, b->p->sample[b->p->n_sample - 1],
 			      r->thread < m->nthread_rows ? &m->thread_rows[r->thread] : NULL);

@@ -214,6 +214,16 @@ size_t stacks_lines(const struct model *m, struct symbols **syms, const struct s
 	return max ? resolve(m, syms, l, leaf, out, max, 1) : 0;
 }
 
+int stacks_exact_pc(const struct model *m, struct symbols **syms, const struct stack_loc *locs,
+		    uint32_t d)
+{
+	if (d == 0)
+		return 1;
+	struct stack_line line;
+	return resolve(m, syms, &locs[d - 1], d - 1 == 0, &line, 1, 0) == 1
+	       && strcmp(line.name, STACK_SIGNAL_NAME) == 0;
+}
+
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	return (h ^ v) * UINT64_C(0x100000001b3) + (h >> 29);
@@ -417,7 +427,8 @@ void stacks_build(struct stacks *s, const struct model *m, struct symbols **syms
 			s->pool[s->npool++] = truncated;
 		}
 		for (uint32_t d = r->depth; d-- > 0;) {
-			size_t e = memo_get(&c, s, m, syms, &ms->locs[r->locs + d], d == 0);
+			size_t e = memo_get(&c, s, m, syms, &ms->locs[r->locs + d],
+					    stacks_exact_pc(m, syms, &ms->locs[r->locs], d));
 			size_t k = c.v[e].n;
 			if (s->npool + k > s->cappool) {
 				s->cappool = 2 * (s->cappool + k);

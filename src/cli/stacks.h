@@ -190,6 +190,12 @@ struct stack_line {
 };
 size_t stacks_lines(const struct model *m, struct symbols **syms, const struct stack_loc *l,
 		    int leaf, struct stack_line *out, size_t max);
+/* Is frame d of a stack (locs: its frames, innermost first) an exact pc,
+   to be resolved as leaf: the innermost frame, or the frame a signal
+   interrupted (the one outside a signal trampoline), which is not a
+   return address and must not be looked up at the byte before. */
+int stacks_exact_pc(const struct model *m, struct symbols **syms, const struct stack_loc *locs,
+		    uint32_t d);
 
 /* The name of the frame that ends a stack not complete. */
 #define STACK_TRUNCATED "[truncated]"

@@ -4,7 +4,8 @@
  * pcs resolved to functions (return addresses at pc - 1), the same stack
  * in two slots added up, a recursive function counted once per stack in
  * its total, callers and callees with their samples, a stack not
- * complete ended by "[truncated]", the tree, and a thread filter.
+ * complete ended by "[truncated]", the tree, a thread filter, and the
+ * frame a signal interrupted looked up at its pc, not the byte before.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -88,7 +89,8 @@ static void add_stack(struct made *x, size_t slot, uint32_t count, uint8_t stop,
 	x->ext.stop[stop]++;
 }
 
-static void make(struct made *x, const struct thread_filter *filter)
+/* signal: slot 7 holds a stack through a signal trampoline too. */
+static void make_with(struct made *x, const struct thread_filter *filter, int signal)
 {
 	memset(x, 0, sizeof *x);
 	struct text t = { 0, 0, 0 };
@@ -132,6 +134,14 @@ static void make(struct made *x, const struct thread_filter *filter)
 	add_stack(x, 5, 30, PROFILE_STOP_COMPLETE, (uint64_t[]){ 16, IN(st_main) }, 2);
 	/* A slot not ready: skipped. */
 	x->slots[6] = (struct profile_stack){ .hash = 7, .count = 99, .entry = 1, .depth = 1 };
+	/* A handler (st_c) called by a signal that interrupted st_b at its
+	   very first byte: the trampoline's frame is a return address at
+	   the byte after a function's start (st_r's, standing for
+	   __restore_rt), and the frame outside it the interrupted pc
+	   itself, to be looked up where it is, not at the byte before. */
+	if (signal)
+		add_stack(x, 7, 4, PROFILE_STOP_COMPLETE,
+			  (uint64_t[]){ AT(st_c), AT(st_r) + 1, AT(st_b), IN(st_main) }, 4);
 	x->m.filter = filter;
 	size_t objs[2];
 	objs[0] = (size_t)(model_object(&x->m, x->path, NULL, 0, t.bias) - x->m.objects);
@@ -145,6 +155,11 @@ static void make(struct made *x, const struct thread_filter *filter)
 	x->syms[0] = symbols_open(&x->m.objects[0], why, sizeof why);
 	assert_non_null(x->syms[0]);
 	stacks_build(&x->s, &x->m, x->syms);
+}
+
+static void make(struct made *x, const struct thread_filter *filter)
+{
+	make_with(x, filter, 0);
 }
 
 static void unmake(struct made *x)
@@ -281,11 +296,42 @@ static void test_filter(void **state)
 	free(x);
 }
 
+/* The frame a signal interrupted is its function's, even at its first
+   byte: st_main -> st_b -> [signal handler called] -> st_c. */
+static void test_signal_frame(void **state)
+{
+	(void)state;
+	struct made *x = malloc(sizeof *x);
+	make_with(x, NULL, 1);
+	size_t c = func(x, "st_c"), b = func(x, "st_b"), mn = func(x, "st_main");
+	size_t sig = func(x, STACK_SIGNAL_NAME);
+	int found = 0;
+	for (size_t i = 0; i < x->s.n; i++) {
+		const struct stack *k = &x->s.v[i];
+		if (k->depth == 4 && k->funcs[2] == sig) {
+			assert_int_equal(k->funcs[0], mn);
+			assert_int_equal(k->funcs[1], b);
+			assert_int_equal(k->funcs[3], c);
+			assert_int_equal(k->count, 4);
+			found = 1;
+		}
+	}
+	assert_true(found);
+	const struct stack_loc *locs = &x->m.stacks->locs[x->m.stacks->v[x->m.stacks->n - 1].locs];
+	assert_true(stacks_exact_pc(&x->m, x->syms, locs, 0));
+	assert_false(stacks_exact_pc(&x->m, x->syms, locs, 1));
+	assert_true(stacks_exact_pc(&x->m, x->syms, locs, 2));
+	assert_false(stacks_exact_pc(&x->m, x->syms, locs, 3));
+	unmake(x);
+	free(x);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_filter),
+		cmocka_unit_test(test_signal_frame),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
