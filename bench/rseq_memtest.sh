@@ -5,8 +5,8 @@
 # CPU-time timer, and under profil(2) with each backend; then with
 # glibc's rseq off, where nothing should die.  A killed handler is the
 # kernel's doing (SIGSEGV with si_code SI_KERNEL when it next reads the
-# area: at a preemption, a signal, or from Linux 6.17 at a tick once the
-# thread has run 100 ms unpreempted), not a fault of the program's or
+# area: at a preemption, a signal, or in recent kernels at a tick once
+# the thread has run 100 ms unpreempted), not a fault of the program's or
 # libprofil's.  Run it on a quiet machine: other work preempts the test.
 set -u
 B=$(cd "${1:-build}" && pwd)
