@@ -44,7 +44,11 @@ static double cpu_seconds(void)
 
 /* Nothing in the handler's memory test may touch TLS (errno, the
    stack protector's canary) while a pattern is in it. */
+#if defined(__has_attribute) && __has_attribute(no_stack_protector)
+#define NO_TLS __attribute__((noinline, no_stack_protector))
+#else
 #define NO_TLS __attribute__((noinline, optimize("no-stack-protector")))
+#endif
 
 static NO_TLS void pattern_for(unsigned long loops, int which)
 {
