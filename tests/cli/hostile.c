@@ -8,6 +8,8 @@
  *   hostile open UNITS       burn in hot() and open a file at each unit:
  *       a program that needs every descriptor its RLIMIT_NOFILE allows
  *   hostile threads N UNITS  N threads burn in hot() at once
+ *   hostile killperf N UNITS  first install a seccomp filter that kills
+ *       the process at perf_event_open, then as threads
  *   hostile fill FILE UNITS  burn in hot(), fill the disk FILE is on,
  *       then burn in far() (text whose counters were never touched)
  *   hostile monitor UNITS [stop]  (built with -DWITH_LIBPROFIL -lprofil)
@@ -137,6 +139,13 @@ int main(int argc, char **argv)
 	if (argc >= 3 && strcmp(argv[1], "monitor") == 0)
 		return monitored(atol(argv[2]), argc > 3);
 #endif
+	if (argc >= 4 && strcmp(argv[1], "killperf") == 0) {
+		if (kill_on_perf() != 0) {
+			perror("hostile: seccomp");
+			return 126;
+		}
+		return threads(atoi(argv[2]), atol(argv[3]));
+	}
 	if (argc >= 4 && strcmp(argv[1], "noperf") == 0)
 		return noperf(atoi(argv[2]), argv + 3);
 	if (argc == 3 && strcmp(argv[1], "open") == 0)

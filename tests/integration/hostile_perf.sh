@@ -41,5 +41,24 @@ for case in "1 EPERM, as from a seccomp filter" "13 EACCES, as under perf_event_
 	grep -q "^libprofil: cannot start sampling for spin: " err ||
 		no "errno $err, --backend perf: not said: $(cat err)"
 done
+# A filter the program adds itself once profiling has started, which
+# kills the process at perf_event_open (systemd's default action): the
+# perf backend opens a thread's event at its first sample, and opens
+# none once the program has more filters than when sampling began.  The
+# threads stay on their timers; the program runs to its end.
+./hostile killperf 2 40 > /dev/null 2>&1 && killable=1 || killable=
+if [ -n "$killable" ]; then
+	$prun_cmd --backend perf -o k.prof ./hostile killperf 2 40 > out 2> err
+	st=$?
+	[ $st -eq 0 ] || no "killperf: exited $st: $(cat err)"
+	grep -qx "2 threads" out || no "killperf: said $(cat out)"
+	"$profil" report --format csv k.prof > k.csv 2>&1 || no "killperf: report: $(cat k.csv)"
+	adds_up k.prof || no "killperf: statistics do not add up"
+	h=$(share k.csv hot hostile)
+	within "$h" 100 5 || no "killperf: hot has $h% of the samples, want 100"
+	echo "killperf: status $st, hot $h%"
+else
+	echo "killperf: no seccomp filter here: not tested"
+fi
 [ $fail -eq 0 ] && echo "hostile_perf: all checks passed"
 exit $fail

@@ -89,6 +89,36 @@ struct stress_usage {
 	long vm_kb;
 };
 
+/* Shared mappings of perf events: the perf backend's rings. */
+static inline int stress_perf_rings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	int n = 0;
+	while (f && fgets(line, sizeof line, f))
+		n += strstr(line, "anon_inode:[perf_event]") != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/*
+ * The perf backend opens a thread's event and ring at the thread's first
+ * sample (perf_late.c): the calling thread runs until it has its ring,
+ * so that usage before and after sees it in the same state.
+ */
+static inline void stress_sampled(void)
+{
+	struct profil_stats st;
+	if (profil_get_stats(&st, sizeof st) != 0 || !st.active
+	    || st.backend != PROFIL_BACKEND_PERF)
+		return;
+	double start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+	while (stress_perf_rings() == 0 && cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - start < 2)
+		for (volatile int i = 0; i < 1000000; i++)
+			;
+}
+
 /*
  * Threads that end on their own (detached, raw clones) leave
  * /proc/self/task a little after their last instruction: wait up to a
@@ -97,6 +127,7 @@ struct stress_usage {
 static inline struct stress_usage stress_usage_now_settled(int want)
 {
 	struct stress_usage u;
+	stress_sampled();
 	for (int i = 0; i < 1000; i++) {
 		threads_now(&u.tasks, &u.helpers);
 		if (u.tasks <= want)

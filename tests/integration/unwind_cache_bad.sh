@@ -40,9 +40,17 @@ for be in timer perf; do
 	[ "$(cat status 2>/dev/null)" = 0 ] || no "$be: the second spin ended with '$(cat status 2>/dev/null)'"
 	n=$(cat spoiled 2>/dev/null || echo 0)
 	[ "$n" -ge 2 ] || no "$be: $n tables spoiled, not the program's and libc's at least"
-	first=$(ls -tr "$d"/spin.*.prof 2>/dev/null | head -n 1)
-	second=$(ls -tr "$d"/spin.*.prof 2>/dev/null | tail -n 1)
-	[ -n "$second" ] && [ "$first" != "$second" ] || { no "$be: not two profiles of spin"; continue; }
+	# The later spin is the one of 60 units, not 5: the profile with
+	# more samples.  The files' times are not their order: as the run
+	# ends, profil run sizes each profile to what it holds.
+	n_spin=0 second= most=-1
+	for f in "$d"/spin.*.prof; do
+		[ -f "$f" ] || continue
+		n_spin=$((n_spin + 1))
+		s=$("$profil" report "$f" 2>/dev/null | sed -n 's/^Flat profile: \([0-9]*\) samples.*/\1/p')
+		[ "${s:-0}" -gt "$most" ] && most=${s:-0} second=$f
+	done
+	[ "$n_spin" = 2 ] || { no "$be: $n_spin profiles of spin, not two"; continue; }
 	"$profil" report "$second" > rep 2> err || no "$be: report: $(cat err)"
 	# "stacks: N samples with a stack (...), P% of them complete": the
 	# walks with the spoiled tables stop at their first frame.

@@ -102,6 +102,15 @@ void timer_set_drain(void (*hook)(unsigned generation, long cookie));
 void timer_system_user(const struct thread_slot *slot, uint64_t periods);
 /* The periods of system time such a timer has charged. */
 uint64_t timer_system_charged(const struct thread_slot *slot);
+/*
+ * For a backend that starts its threads on timers: a sampling timer, as
+ * backend_timer.arm() makes, whose signal, in thread tid, hands cookie
+ * to the promote hook after each sample.  The hook may replace the
+ * timer (disarming it with backend_timer.disarm) from there.
+ */
+int timer_arm_promoting(struct thread_slot *slot, pid_t tid, long cookie);
+/* That hook: async-signal-safe, lock-free; NULL for none. */
+void timer_set_promote(void (*hook)(unsigned generation, long cookie));
 extern const struct backend backend_perf;
 
 #endif

@@ -8,6 +8,13 @@
  * CPU time.  The kernel's high-resolution timer takes the sample: no
  * signal is sent per sample, and the rate is not bound to the tick.
  *
+ * A thread gets its event at its first sample, not when it is armed:
+ * an event and ring cost a process ~0.1 ms, more than a shell's fork
+ * child runs before its exec.  Until then a sampling timer from
+ * backend_timer (timer_arm_promoting) samples it; that timer's first
+ * signal, in the thread, calls promote(), which opens the event into the
+ * entry reserved at arm (pending) and deletes the timer.
+ *
  * No thread of ours (SPEC section 2): each ring is drained by its own
  * thread.  Every sampled thread also has a slow CPU-time timer from
  * backend_timer (timer_arm_system, every 10 ms of the thread's CPU time
@@ -21,13 +28,14 @@
  * F_SETOWN_EX would signal every sample (it ignores wakeup_watermark),
  * and costs ~1.5x the ring.
  *
- * A ring is drained by whichever thread first claims its busy word (the
- * claimant's tid, by compare-and-swap).  A handler that finds it taken
- * leaves the ring to the claimant, and so does flush; disarm waits for
- * a claimant that is another thread (a handler, which never blocks),
- * never for its own thread, whose frame it may have interrupted.  The ring
- * table is one mapping that never moves, read by handlers without a
- * lock; entries are made and released only under the sampler's lock.
+ * A ring is drained, and a pending entry promoted, by whichever thread
+ * first claims its busy word (the claimant's tid, by compare-and-swap).
+ * A handler that finds it taken leaves the ring to the claimant, and so
+ * does flush; disarm waits for a claimant that is another thread (a
+ * handler, which never blocks), never for its own thread, whose frame it
+ * may have interrupted.  The ring table is one mapping that never moves,
+ * read by handlers without a lock; entries are made and released only
+ * under the sampler's lock, and filled by a promotion under the claim.
  *
  * Our descriptors are ours: each event is moved high (fds.c) and,
  * before any use after arming (ioctl, read, poll, close), checked to be
@@ -60,12 +68,13 @@
  * of the ring go to the ring's scratch buffer, never to the drainer's
  * stack (a handler's, maybe small); only the ring's claimant uses it.
  *
- * drain_hook, flush_now and what they call are async-signal-safe and
+ * drain_hook, promote, flush_now and what they call are async-signal-safe and
  * lock-free: system calls through syscall() (no cancellation point), no
  * allocation.  The other hooks run under the sampler's lock, possibly in
  * a handler's rescan (sampler_tick): they too allocate nothing.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -85,6 +94,7 @@
 #include "../../../include/profil.h"
 #include "backend/backend.h"
 #include "core/fds.h"
+#include "core/seccomp.h"
 #include "backend/perf_ring.h"
 #include "core/env.h"
 #include "core/sampler.h"
@@ -118,6 +128,12 @@
 
 struct ring {
 	_Atomic int live;	/* mapped, and drained by whoever claims it */
+	_Atomic int pending;	/* the thread is on sample_timer: no event
+				   yet (perf_arm); its claimant may open it */
+	_Atomic int gone;	/* being disarmed: open nothing more */
+	_Atomic int hold;	/* not to be promoted: its timer is being
+				   armed, or no event could be had */
+	struct thread_slot sample_timer;
 	_Atomic pid_t busy;	/* the thread draining it, or 0 */
 	int fd;			/* -1: a free entry */
 	pid_t tid;		/* the thread it samples */
@@ -600,12 +616,88 @@ static pid_t probe_tid;
 static unsigned probe_pages;
 static int probe_stacks;
 
+/* What the last probe found, for a fork child (perf_child_reset). */
+static struct {
+	int ok;			/* it opened an event */
+	unsigned env_copy;	/* the stack copy asked (env_stack_copy) */
+	int stacks;		/* stacks were wanted */
+	unsigned copy;		/* the stack copy the kernel took */
+} probed;
+static int forked;
+
+/*
+ * ThreadSanitizer holds an asynchronous signal back until the thread
+ * next enters its runtime at a point it deems safe: a loop of plain
+ * computation might never see the signal that would give it its ring.
+ * Its threads get their rings at once.
+ */
+static int signals_held;
+
+/* The seccomp filters when the backend was opened: a thread is promoted
+   only while there are no more.  A filter the program added since may
+   kill the process at perf_event_open (systemd's kill by default). */
+static int filters_at_open;
+
+static int no_new_filter(void)
+{
+	if (filters_at_open < 0)	/* no /proc: nothing to compare */
+		return 1;
+	int filters = seccomp_filters();
+	return filters >= 0 && filters <= filters_at_open;
+}
+
+static int tsan_present(void)
+{
+	return dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+}
+
+static void perf_child_reset(void)
+{
+	forked = 1;
+}
+
 static void probe_drop(void)
 {
 	int fd = atomic_exchange(&probe_fd, -1);
 	if (fd >= 0)
 		sys_close(fd);
 }
+
+/* Open the event that says whether events are allowed here, and keep it
+   for the first thread armed (probe_fd).  0 or a negative errno. */
+static int probe(int stacks)
+{
+	probed.ok = 0;
+	probed.env_copy = stack_copy;
+	probed.stacks = stacks;
+	int fd = event_open(0, first_pages(stacks), 1, stacks);
+	if (fd < 0 && errno == EINVAL && stacks) {
+		/* No user registers or stack copies on this kernel or
+		   machine: stacks of the sampled pc alone. */
+		stack_copy = 0;
+		stacks = 0;
+		fd = event_open(0, first_pages(0), 1, 0);
+	}
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (syscall(SYS_fstat, fd, &st) != 0) {
+		int r = -errno;
+		sys_close(fd);
+		return r;
+	}
+	probe_tid = sys_gettid();
+	probe_pages = first_pages(stacks);
+	probe_stacks = stacks;
+	atomic_store(&probe_fd, fd);	/* published with the three above */
+	anon_dev = st.st_dev;
+	anon_ino = st.st_ino;
+	probed.ok = 1;
+	probed.copy = stack_copy;
+	return 0;
+}
+
+static void promote(unsigned generation, long cookie);
 
 static int perf_open(unsigned hz, unsigned generation)
 {
@@ -620,29 +712,23 @@ static int perf_open(unsigned hz, unsigned generation)
 	stack_copy = env_stack_copy();
 	probe_drop();
 	int stacks = sampler_stack_depth() > 0;
-	int fd = event_open(0, first_pages(stacks), 1, stacks);
-	if (fd < 0 && errno == EINVAL && stacks) {
-		/* No user registers or stack copies on this kernel or
-		   machine: stacks of the sampled pc alone. */
-		stack_copy = 0;
-		stacks = 0;
-		fd = event_open(0, first_pages(0), 1, 0);
+	if (forked && probed.ok && probed.env_copy == stack_copy && probed.stacks == stacks) {
+		/* A fork child: its parent's probe answers for it, and its
+		   threads start on timers (perf_arm), so that a child that
+		   execs at once opens no event at all. */
+		stack_copy = probed.copy;
+	} else {
+		int r = probe(stacks);
+		if (r != 0) {
+			forked = 0;
+			return r;
+		}
 	}
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	int r = syscall(SYS_fstat, fd, &st) == 0 ? 0 : -errno;
-	if (r != 0) {
-		sys_close(fd);
-		return r;
-	}
-	probe_tid = sys_gettid();
-	probe_pages = first_pages(stacks);
-	probe_stacks = stacks;
-	atomic_store(&probe_fd, fd);	/* published with the three above */
-	anon_dev = st.st_dev;
-	anon_ino = st.st_ino;
-	if ((r = map_table()) != 0)
+	forked = 0;
+	signals_held = tsan_present();
+	filters_at_open = seccomp_filters();
+	int r = map_table();
+	if (r != 0)
 		return r;
 	nrings = 0;
 	system_blind = 0;
@@ -654,6 +740,7 @@ static int perf_open(unsigned hz, unsigned generation)
 	sees_system = timer_opened && sampler_system_time();
 	atomic_store(&stats.stack_copy, sampler_stack_depth() > 0 ? stack_copy : 0);
 	timer_set_drain(drain_hook);
+	timer_set_promote(promote);
 	return 0;
 }
 
@@ -678,7 +765,8 @@ static int arm_fallback(struct thread_slot *slot, pid_t tid)
 static long free_entry(void)
 {
 	for (size_t i = 0; i < nrings; i++)
-		if (rings[i].fd < 0 && !atomic_load(&rings[i].live))
+		if (rings[i].fd < 0 && !atomic_load(&rings[i].live)
+		    && !atomic_load(&rings[i].pending))
 			return (long)i;
 	if (nrings == MAX_RINGS)
 		return -1;
@@ -718,7 +806,13 @@ static int scratch_alloc(struct ring *ring)
 	return 0;
 }
 
-static int perf_arm(struct thread_slot *slot, pid_t tid)
+/*
+ * Open thread tid's event and ring into entry i, with its drain timer,
+ * and start it.  Under the sampler's lock (perf_arm), or in the thread's
+ * own handler holding the entry's claim (promote).  Returns 0, -ESRCH
+ * for a thread that is gone, or another negative errno: no ring here.
+ */
+static int open_ring(long i, pid_t tid)
 {
 	/* Without stacks, 2048 records, then smaller rings.  With them,
 	   20 ms of samples and at least 24 (at 8 KiB and 1 kHz, 64 pages,
@@ -760,20 +854,15 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 			break;
 	}
 	if (fd < 0)
-		return err == ESRCH ? -ESRCH : arm_fallback(slot, tid);
-	long i = syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id) == 0 ? free_entry() : -1;
-	if (i < 0) {
-		munmap(map, map_size);
-		sys_close(fd);
-		return arm_fallback(slot, tid);
-	}
+		return err == ESRCH ? -ESRCH : -(err ? err : EAGAIN);
 	struct ring *ring = &rings[i];
 	ring->pcs = NULL;
 	ring->r.scratch = NULL;
-	if (stacks && scratch_alloc(ring) != 0) {
+	if (syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id) != 0
+	    || (stacks && scratch_alloc(ring) != 0)) {
 		munmap(map, map_size);
 		sys_close(fd);
-		return arm_fallback(slot, tid);
+		return -ENOMEM;
 	}
 	ring->record_bytes = record_bytes(stacks);
 	ring->r.regs = stacks;
@@ -803,6 +892,79 @@ static int perf_arm(struct thread_slot *slot, pid_t tid)
 		system_blind = 1;
 	atomic_store(&ring->live, 1);
 	syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ENABLE, 0);
+	return 0;
+}
+
+/*
+ * From a thread's sampling timer (timer_arm_promoting), in that thread,
+ * after a sample: the thread has run a period or more, so it gets its
+ * event and ring now, and the timer goes.  A thread that cannot have
+ * them stays on its timer, counted in threads_fallback.
+ */
+static void promote(unsigned generation, long cookie)
+{
+	if (generation != session || !rings || cookie < 0 || (size_t)cookie >= MAX_RINGS)
+		return;
+	struct ring *ring = &rings[cookie];
+	if (!atomic_load(&ring->pending) || atomic_load(&ring->gone) || atomic_load(&ring->hold)
+	    || !claim(ring, 0))
+		return;
+	pid_t me = sys_gettid();
+	if (atomic_load(&ring->pending) && !atomic_load(&ring->gone) && !atomic_load(&ring->hold)
+	    && ring->tid == me) {
+		uint64_t period = atomic_load(&period_ns);
+		if (no_new_filter() && open_ring(cookie, me) == 0) {
+			uint64_t why[PROFILE_LOST_COUNT] = { 0 };
+			atomic_store(&ring->pending, 0);
+			backend_timer.disarm(&ring->sample_timer, why);
+			for (unsigned c = 0; c < PROFILE_LOST_COUNT; c++)
+				if (why[c])
+					sampler_lost(session, c, why[c]);
+			/* The rate changed while the event was opened. */
+			uint64_t now = atomic_load(&period_ns);
+			if (now != period) {
+				ring->reckon = 0;
+				syscall(SYS_ioctl, ring->fd, PERF_EVENT_IOC_PERIOD, &now);
+			}
+		} else {
+			atomic_store(&ring->hold, 1);
+			atomic_fetch_add(&stats.threads_fallback, 1);
+		}
+	}
+	let_go(ring);
+}
+
+/*
+ * An event and a ring cost a process ~0.1 ms, more than many a short
+ * process runs (a shell's fork child before its exec, /bin/true): a
+ * thread starts on a sampling timer, and its first sample opens them
+ * (promote).  Without a timer to start on, at once.
+ */
+static int perf_arm(struct thread_slot *slot, pid_t tid)
+{
+	if (atomic_load(&probe_fd) >= 0 && probe_tid != tid)
+		probe_drop();	/* kept for the thread that opened it only */
+	long i = free_entry();
+	if (i < 0)
+		return arm_fallback(slot, tid);
+	struct ring *ring = &rings[i];
+	ring->tid = tid;
+	/* Its timer may fire before sample_timer is filled in. */
+	atomic_store(&ring->hold, 1);
+	atomic_store(&ring->gone, 0);
+	atomic_store(&ring->pending, 1);
+	if (!timer_opened || signals_held
+	    || timer_arm_promoting(&ring->sample_timer, tid, i) != 0) {
+		atomic_store(&ring->pending, 0);
+		if (!no_new_filter())
+			return arm_fallback(slot, tid);
+		int r = open_ring(i, tid);
+		if (r == -ESRCH)
+			return r;
+		if (r != 0)
+			return arm_fallback(slot, tid);
+	}
+	atomic_store(&ring->hold, 0);
 	slot->tid = tid;
 	slot->handle = (int)i;
 	slot->tally = 0;
@@ -818,6 +980,17 @@ static int perf_alive(struct thread_slot *slot)
 	if (slot->fallback)
 		return backend_timer.alive(slot);
 	struct ring *ring = &rings[slot->handle];
+	if (atomic_load(&ring->pending)) {
+		/* Held while a promotion replaces the timer.  By our own
+		   thread: a frame of it, which is alive. */
+		if (!claim(ring, 1))
+			return 1;
+		int alive = atomic_load(&ring->pending) ? backend_timer.alive(&ring->sample_timer)
+							: -1;
+		let_go(ring);
+		if (alive >= 0)
+			return alive;
+	}
 	if (!ours(ring))
 		return syscall(SYS_tgkill, getpid(), ring->tid, 0) == 0;
 	struct pollfd p = { .fd = ring->fd, .events = 0 };
@@ -836,6 +1009,15 @@ static int perf_set_hz(struct thread_slot *slot, unsigned hz)
 	if (slot->fallback)
 		return backend_timer.set_hz(slot, hz);
 	struct ring *ring = &rings[slot->handle];
+	if (atomic_load(&ring->pending) && claim(ring, 1)) {
+		/* A promotion after this opens its event at the new rate;
+		   one that was under way set it as it finished. */
+		int r = atomic_load(&ring->pending) ? backend_timer.set_hz(&ring->sample_timer, hz)
+						    : 1;
+		let_go(ring);
+		if (r <= 0)
+			return r;
+	}
 	uint64_t period = atomic_load(&period_ns);
 	ring->reckon = 0;	/* periods of two lengths: no reckoning */
 	if (!ours(ring))
@@ -850,6 +1032,21 @@ static uint64_t perf_disarm(struct thread_slot *slot, uint64_t *why)
 		return backend_timer.disarm(slot, why);
 	struct ring *ring = &rings[slot->handle];
 	slot->handle = -1;
+	/* A promotion that has not claimed the entry yet opens nothing; one
+	   that has (another thread's handler) is waited for. */
+	atomic_store(&ring->gone, 1);
+	if (!claim(ring, 1)) {
+		/* Our own thread is inside a drain or promotion of it (a
+		   handler that interrupted it): leave the entry taken. */
+		atomic_store(&ring->live, 0);
+		return 0;
+	}
+	if (atomic_load(&ring->pending)) {
+		uint64_t n = backend_timer.disarm(&ring->sample_timer, why);
+		atomic_store(&ring->pending, 0);
+		let_go(ring);
+		return n;
+	}
 	int mine = ours(ring);
 	if (mine)
 		syscall(SYS_ioctl, ring->fd, PERF_EVENT_IOC_DISABLE, 0);
@@ -857,12 +1054,6 @@ static uint64_t perf_disarm(struct thread_slot *slot, uint64_t *why)
 	if (ring->has_system_timer) {
 		backend_timer.disarm(&ring->system_timer, why);
 		system = timer_system_charged(&ring->system_timer);
-	}
-	if (!claim(ring, 1)) {
-		/* Our own thread is inside a drain of it (a handler that
-		   interrupted it): leave the ring mapped, the entry taken. */
-		atomic_store(&ring->live, 0);
-		return 0;
 	}
 	drain_one(ring);
 	ring->has_system_timer = 0;
@@ -887,6 +1078,13 @@ static void perf_forget(struct thread_slot *slot)
 		return;
 	}
 	struct ring *ring = &rings[slot->handle];
+	if (atomic_load(&ring->pending)) {
+		backend_timer.forget(&ring->sample_timer);
+		atomic_store(&ring->pending, 0);
+		atomic_store(&ring->busy, 0);
+		slot->handle = -1;
+		return;
+	}
 	/* Timers are not inherited across fork: the child has none.  The
 	   scratch is the child's copy. */
 	ring->has_system_timer = 0;
@@ -903,6 +1101,7 @@ static void perf_close(void)
 {
 	probe_drop();
 	timer_set_drain(NULL);
+	timer_set_promote(NULL);
 	nrings = 0;
 	if (timer_opened)
 		backend_timer.close();
@@ -952,6 +1151,7 @@ const struct backend backend_perf = {
 	.max_hz = perf_max_hz,
 	.flush = perf_flush,
 	.flush_now = perf_flush,
+	.child_reset = perf_child_reset,
 	.forget = perf_forget,
 	.close = perf_close,
 };

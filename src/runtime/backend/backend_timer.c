@@ -95,7 +95,19 @@ static uint64_t period_now(void)
  */
 #define SYSTEM_INTERVAL_NS 10000000L
 static _Atomic uint64_t *tallies;
-static uint32_t next_tally;
+static _Atomic uint32_t next_tally;
+
+/* A new tally, or NO_TALLY when all are taken.  Atomic: the perf
+   backend arms a system-time timer from a thread's own handler
+   (timer_set_promote), outside the sampler's lock. */
+static uint32_t take_tally(void)
+{
+	uint32_t t = atomic_load(&next_tally);
+	while (t < MAX_TALLIES)
+		if (atomic_compare_exchange_weak(&next_tally, &t, t + 1))
+			return t;
+	return NO_TALLY;
+}
 /*
  * Per thread, by tally: charged is the periods of its system time
  * charged so far, plus one (0: the thread has not been sampled yet);
@@ -111,7 +123,8 @@ struct system_time {
 	_Atomic uint64_t charged;
 	_Atomic uint64_t cpu0;
 	_Atomic uint64_t user;
-	_Atomic long cookie;	/* handed to the drain hook, or -1 */
+	_Atomic long cookie;	/* handed to the drain hook (a system-time
+				   timer) or the promote hook, or -1 */
 	_Atomic int charge;	/* a system-time timer that charges */
 	_Atomic uint64_t faults;	/* its page faults at the last signal */
 	_Atomic uint64_t short_of_stack;	/* periods not taken: no stack */
@@ -125,6 +138,15 @@ static void (*_Atomic drain_hook)(unsigned generation, long cookie);
 void timer_set_drain(void (*hook)(unsigned generation, long cookie))
 {
 	atomic_store(&drain_hook, hook);
+}
+
+/* What a sampling timer of timer_arm_promoting() hands its cookie to
+   after each sample, in its thread: async-signal-safe. */
+static void (*_Atomic promote_hook)(unsigned generation, long cookie);
+
+void timer_set_promote(void (*hook)(unsigned generation, long cookie))
+{
+	atomic_store(&promote_hook, hook);
 }
 
 /* si_value: the generation in the high half, the tally in the low. */
@@ -446,8 +468,13 @@ static void on_sample(int sig, siginfo_t *info, void *context)
 		sampler_take_split((unsigned)(value >> 32), tid, pc ? *pc : 0, weight, system,
 				   tally < MAX_TALLIES ? &tallies[tally] : NULL,
 				   stop_timer, (void *)(intptr_t)info->si_timerid);
-	if (sigown_syscalls_ok() && left >= HANDLER_DEEP)	/* it lists /proc/self/task */
-		sampler_tick();
+	if (sigown_syscalls_ok() && left >= HANDLER_DEEP) {
+		void (*promote)(unsigned, long) = atomic_load(&promote_hook);
+		long cookie = tally < MAX_TALLIES ? atomic_load(&systems[tally].cookie) : -1;
+		if (promote && cookie >= 0)
+			promote((unsigned)(value >> 32), cookie);
+		sampler_tick();	/* it lists /proc/self/task */
+	}
 	errno = saved_errno;
 }
 
@@ -506,9 +533,9 @@ static int timer_open(unsigned hz, unsigned generation)
 			return -ENOMEM;
 		systems = p;
 	}
-	memset((void *)tallies, 0, next_tally * sizeof *tallies);
-	memset((void *)systems, 0, next_tally * sizeof *systems);
-	next_tally = 0;
+	memset((void *)tallies, 0, atomic_load(&next_tally) * sizeof *tallies);
+	memset((void *)systems, 0, atomic_load(&next_tally) * sizeof *systems);
+	atomic_store(&next_tally, 0);
 	/* SA_RESTART: a sample must not make a read() fail with EINTR.
 	   Block every other signal meanwhile but the synchronous ones, so
 	   that no handler of the program runs nested inside ours; sigown
@@ -604,12 +631,15 @@ static void check_handler(void)
 		said_replaced(timer_signal);
 }
 
-static int timer_arm(struct thread_slot *slot, pid_t tid)
+int timer_arm_promoting(struct thread_slot *slot, pid_t tid, long cookie)
 {
 	check_handler();
-	uint32_t tally = next_tally < MAX_TALLIES ? next_tally++ : NO_TALLY;
-	if (tally < MAX_TALLIES)
-		systems[tally].tid = tid;	/* before any signal carries tally */
+	uint32_t tally = take_tally();
+	if (tally < MAX_TALLIES) {
+		/* before any signal carries tally */
+		systems[tally].tid = tid;
+		atomic_store(&systems[tally].cookie, cookie);
+	}
 	int id, r = create_timer(tid, tally, &id);
 	if (r != 0)
 		return r;
@@ -629,15 +659,20 @@ static int timer_arm(struct thread_slot *slot, pid_t tid)
 	return 0;
 }
 
+static int timer_arm(struct thread_slot *slot, pid_t tid)
+{
+	return timer_arm_promoting(slot, tid, -1);
+}
+
 int timer_arm_system(struct thread_slot *slot, pid_t tid, int charge, long interval_ns,
 		     long cookie)
 {
 	check_handler();
-	if (next_tally >= MAX_TALLIES)
-		return -ENOSPC;
 	if (interval_ns <= 0 || interval_ns > SYSTEM_INTERVAL_NS)
 		interval_ns = SYSTEM_INTERVAL_NS;
-	uint32_t tally = next_tally++;
+	uint32_t tally = take_tally();
+	if (tally == NO_TALLY)
+		return -ENOSPC;
 	systems[tally].tid = tid;
 	atomic_store(&systems[tally].cookie, cookie);
 	atomic_store(&systems[tally].charge, charge);

@@ -15,6 +15,10 @@
  * The program's threads in strict mode are still sampled; their system
  * time is not told apart.  seccomp(2) itself has no libc wrapper, so a
  * thread that enters strict mode with syscall(SYS_seccomp) is not seen.
+ *
+ * A filter the program adds later is seen by its count (seccomp_filters):
+ * the perf backend opens a thread's event only at its first sample, and
+ * opens none once the count has grown since the backend was opened.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -52,6 +56,42 @@ int seccomp_filtered(void)
 	while (*line == ' ' || *line == '\t')
 		line++;
 	return *line != '0';
+}
+
+/* The number after "name:" in text, or -1. */
+static int status_field(const char *text, const char *name)
+{
+	const char *line = strstr(text, name);
+	if (!line)
+		return -1;
+	line += strlen(name);
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line < '0' || *line > '9')
+		return -1;
+	int n = 0;
+	while (*line >= '0' && *line <= '9' && n < 1000000)
+		n = n * 10 + (*line++ - '0');
+	return n;
+}
+
+int seccomp_filters(void)
+{
+	char buf[4096];
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status",
+			      O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	syscall(SYS_close, fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	int filters = status_field(buf, "\nSeccomp_filters:");
+	if (filters >= 0)
+		return filters;
+	int mode = status_field(buf, "\nSeccomp:");
+	return mode < 0 ? -1 : mode != 0;
 }
 
 /* The kernel's layout of an action, to reset one without libc. */
