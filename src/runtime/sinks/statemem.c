@@ -118,12 +118,12 @@ static int zero_page(const char *p, size_t len)
 	return 1;
 }
 
-/* Has the page at p been touched (has it a page of memory)?  Yes when
-   the kernel cannot say. */
-static int touched(const char *p, size_t page)
+/* Which of the n pages at p have been touched (have a page of memory):
+   one mincore for them all, at most 64.  All when the kernel cannot say. */
+static void touched(const char *p, size_t page, size_t n, unsigned char *in)
 {
-	unsigned char in = 1;
-	return syscall(SYS_mincore, p, page, &in) != 0 || (in & 1);
+	if (syscall(SYS_mincore, p, n * page, in) != 0)
+		memset(in, 1, n);
 }
 
 /*
@@ -166,10 +166,17 @@ static int own_bss(struct dl_phdr_info *info, size_t size, void *arg)
 		   another, 0.2 ms a process for 21 pages that are all zero
 		   at load.  A page never touched is zero without a look
 		   (mincore): a look costs a fault for the shared zero page. */
-		for (size_t off = 0; off < len; off += (size_t)page)
-			if (touched((const char *)lo + off, (size_t)page)
-			    && !zero_page((const char *)lo + off, (size_t)page))
-				memcpy((char *)copy + off, (const char *)lo + off, (size_t)page);
+		for (size_t off = 0; off < len; off += 64 * (size_t)page) {
+			unsigned char in[64];
+			size_t n = (len - off) / (size_t)page < 64 ? (len - off) / (size_t)page : 64;
+			touched((const char *)lo + off, (size_t)page, n, in);
+			for (size_t k = 0; k < n; k++) {
+				const char *from = (const char *)lo + off + k * (size_t)page;
+				if ((in[k] & 1) && !zero_page(from, (size_t)page))
+					memcpy((char *)copy + off + k * (size_t)page, from,
+					       (size_t)page);
+			}
+		}
 		/* One call puts the copy in place of the original. */
 		if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)lo) == MAP_FAILED)
 			munmap(copy, len);
