@@ -605,27 +605,6 @@ static unsigned first_pages(int stacks)
 }
 
 /*
- * The event perf_open opens to learn whether events are allowed here,
- * kept for the first thread armed when that is the thread that opened
- * it, with the same ring: a short process opens one event, not two.
- * Never kept past that first arm (or the session's close).  Taken by
- * exchange: threads that start meanwhile arm themselves at once.
- */
-static _Atomic int probe_fd = -1;
-static pid_t probe_tid;
-static unsigned probe_pages;
-static int probe_stacks;
-
-/* What the last probe found, for a fork child (perf_child_reset). */
-static struct {
-	int ok;			/* it opened an event */
-	unsigned env_copy;	/* the stack copy asked (env_stack_copy) */
-	int stacks;		/* stacks were wanted */
-	unsigned copy;		/* the stack copy the kernel took */
-} probed;
-static int forked;
-
-/*
  * ThreadSanitizer holds an asynchronous signal back until the thread
  * next enters its runtime at a point it deems safe: a loop of plain
  * computation might never see the signal that would give it its ring.
@@ -651,49 +630,49 @@ static int tsan_present(void)
 	return dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
 }
 
-static void perf_child_reset(void)
-{
-	forked = 1;
-}
+/* A pid no process has: above the kernel's PID_MAX_LIMIT. */
+#define NO_SUCH_PID 0x7fffffff
 
-static void probe_drop(void)
-{
-	int fd = atomic_exchange(&probe_fd, -1);
-	if (fd >= 0)
-		sys_close(fd);
-}
-
-/* Open the event that says whether events are allowed here, and keep it
-   for the first thread armed (probe_fd).  0 or a negative errno. */
+/*
+ * Are events allowed here?  Asked of a thread that cannot exist: the
+ * kernel checks the attributes, then perf_event_paranoid and the LSMs
+ * (seccomp refuses at the call itself), and only then looks the thread
+ * up: ESRCH means allowed, with nothing opened (an event costs a short
+ * process ~20 us).  EINVAL with stacks: no user registers or stack
+ * copies here.  A descriptor to keep must be had too (fds_keep), or the
+ * timer backend does better.  0 or a negative errno.
+ */
 static int probe(int stacks)
 {
-	probed.ok = 0;
-	probed.env_copy = stack_copy;
-	probed.stacks = stacks;
-	int fd = event_open(0, first_pages(stacks), 1, stacks);
+	int fd = event_open(NO_SUCH_PID, first_pages(stacks), 1, stacks);
 	if (fd < 0 && errno == EINVAL && stacks) {
-		/* No user registers or stack copies on this kernel or
-		   machine: stacks of the sampled pc alone. */
-		stack_copy = 0;
-		stacks = 0;
-		fd = event_open(0, first_pages(0), 1, 0);
+		stack_copy = 0;	/* stacks of the sampled pc alone */
+		fd = event_open(NO_SUCH_PID, first_pages(0), 1, 0);
 	}
+	if (fd >= 0)
+		sys_close(fd);
+	else if (errno != ESRCH)
+		return -errno;
+	fd = fds_keep((int)syscall(SYS_openat, AT_FDCWD, "/", O_PATH | O_DIRECTORY | O_CLOEXEC));
 	if (fd < 0)
 		return -errno;
+	sys_close(fd);
+	return 0;
+}
+
+/* The anonymous inode events live on (ours()), from the first one. */
+static _Atomic int anon_known;
+
+static int learn_anon(int fd)
+{
 	struct stat st;
-	if (syscall(SYS_fstat, fd, &st) != 0) {
-		int r = -errno;
-		sys_close(fd);
-		return r;
-	}
-	probe_tid = sys_gettid();
-	probe_pages = first_pages(stacks);
-	probe_stacks = stacks;
-	atomic_store(&probe_fd, fd);	/* published with the three above */
+	if (atomic_load(&anon_known))
+		return 0;
+	if (syscall(SYS_fstat, fd, &st) != 0)
+		return -1;
 	anon_dev = st.st_dev;
 	anon_ino = st.st_ino;
-	probed.ok = 1;
-	probed.copy = stack_copy;
+	atomic_store(&anon_known, 1);
 	return 0;
 }
 
@@ -710,24 +689,12 @@ static int perf_open(unsigned hz, unsigned generation)
 	/* Is it allowed here?  (perf_event_paranoid, seccomp, no kernel
 	   support all refuse the first event.) */
 	stack_copy = env_stack_copy();
-	probe_drop();
-	int stacks = sampler_stack_depth() > 0;
-	if (forked && probed.ok && probed.env_copy == stack_copy && probed.stacks == stacks) {
-		/* A fork child: its parent's probe answers for it, and its
-		   threads start on timers (perf_arm), so that a child that
-		   execs at once opens no event at all. */
-		stack_copy = probed.copy;
-	} else {
-		int r = probe(stacks);
-		if (r != 0) {
-			forked = 0;
-			return r;
-		}
-	}
-	forked = 0;
+	int r = probe(sampler_stack_depth() > 0);
+	if (r != 0)
+		return r;
 	signals_held = tsan_present();
 	filters_at_open = seccomp_filters();
-	int r = map_table();
+	r = map_table();
 	if (r != 0)
 		return r;
 	nrings = 0;
@@ -825,11 +792,6 @@ static int open_ring(long i, pid_t tid)
 		sizes[1] = stack_pages(8);
 		sizes[2] = sizes[1];
 	}
-	int kept = atomic_exchange(&probe_fd, -1);
-	if (kept >= 0 && !(probe_tid == tid && probe_pages == sizes[0] && probe_stacks == stacks)) {
-		sys_close(kept);	/* another thread's, or another ring */
-		kept = -1;
-	}
 	int fd = -1, err = 0;
 	void *map = MAP_FAILED;
 	size_t map_size = 0;
@@ -837,8 +799,7 @@ static int open_ring(long i, pid_t tid)
 	uint64_t id = 0;
 	for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
 		pages = sizes[k];
-		fd = kept >= 0 ? kept : event_open(tid, pages, 1, stacks);
-		kept = -1;
+		fd = event_open(tid, pages, 1, stacks);
 		if (fd < 0) {
 			err = errno;
 			break;
@@ -858,7 +819,7 @@ static int open_ring(long i, pid_t tid)
 	struct ring *ring = &rings[i];
 	ring->pcs = NULL;
 	ring->r.scratch = NULL;
-	if (syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id) != 0
+	if (learn_anon(fd) != 0 || syscall(SYS_ioctl, fd, PERF_EVENT_IOC_ID, &id) != 0
 	    || (stacks && scratch_alloc(ring) != 0)) {
 		munmap(map, map_size);
 		sys_close(fd);
@@ -942,8 +903,6 @@ static void promote(unsigned generation, long cookie)
  */
 static int perf_arm(struct thread_slot *slot, pid_t tid)
 {
-	if (atomic_load(&probe_fd) >= 0 && probe_tid != tid)
-		probe_drop();	/* kept for the thread that opened it only */
 	long i = free_entry();
 	if (i < 0)
 		return arm_fallback(slot, tid);
@@ -1099,7 +1058,6 @@ static void perf_forget(struct thread_slot *slot)
 
 static void perf_close(void)
 {
-	probe_drop();
 	timer_set_drain(NULL);
 	timer_set_promote(NULL);
 	nrings = 0;
@@ -1151,7 +1109,6 @@ const struct backend backend_perf = {
 	.max_hz = perf_max_hz,
 	.flush = perf_flush,
 	.flush_now = perf_flush,
-	.child_reset = perf_child_reset,
 	.forget = perf_forget,
 	.close = perf_close,
 };
