@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 		return monitored(atol(argv[2]), argc > 3);
 #endif
 	if (argc >= 4 && strcmp(argv[1], "killperf") == 0) {
-		if (kill_on_perf() != 0) {
+		if (perf_filter(SECCOMP_RET_KILL_PROCESS) != 0) {
 			perror("hostile: seccomp");
 			return 126;
 		}

@@ -70,6 +70,7 @@
 #ifdef WITH_LIBPROFIL
 #include "profil.h"
 #endif
+#include "refuse_perf.h"
 
 static volatile unsigned long sink;
 
@@ -460,15 +461,7 @@ static void start_if_possible(void)
 
 static int sandboxed(unsigned action, const char *self)
 {
-	struct sock_filter filter[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_perf_event_open, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, action),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof filter / sizeof filter[0], filter };
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-	    || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+	if (perf_filter(action) != 0) {
 		perror("seccomp");
 		return 2;
 	}

@@ -17,18 +17,6 @@ HOT_WORK(main_work)
 HOT_WORK(thread_work)
 HOT_WORK(child_work)
 
-static int perf_rings(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
-	int n = 0;
-	while (f && fgets(line, sizeof line, f))
-		n += strstr(line, "anon_inode:[perf_event]") != NULL;
-	if (f)
-		fclose(f);
-	return n;
-}
-
 static int about(uint64_t counts, double seconds)
 {
 	double p = period_seconds();
@@ -41,25 +29,6 @@ struct parked {
 	int state;	/* 0 starting, 1 parked, 2 told to work, 3 done */
 	double used;
 };
-
-static void *worker(void *p)
-{
-	struct parked *w = p;
-	pthread_mutex_lock(&w->lock);
-	w->state = 1;
-	pthread_cond_broadcast(&w->cond);
-	while (w->state != 2)
-		pthread_cond_wait(&w->cond, &w->lock);
-	pthread_mutex_unlock(&w->lock);
-	w->used = burn(work_thread_work, 0.2);
-	pthread_mutex_lock(&w->lock);
-	w->state = 3;
-	pthread_cond_broadcast(&w->cond);
-	while (w->state != 4)
-		pthread_cond_wait(&w->cond, &w->lock);
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
 
 static void wait_for(struct parked *w, int state)
 {
@@ -77,6 +46,17 @@ static void tell(struct parked *w, int state)
 	pthread_mutex_unlock(&w->lock);
 }
 
+static void *worker(void *p)
+{
+	struct parked *w = p;
+	tell(w, 1);
+	wait_for(w, 2);
+	w->used = burn(work_thread_work, 0.2);
+	tell(w, 3);
+	wait_for(w, 4);
+	return NULL;
+}
+
 int main(void)
 {
 	struct histogram h = histogram_of_text();
@@ -86,27 +66,31 @@ int main(void)
 
 	/* The main thread has run: it has its ring. */
 	double main_used = burn(work_main_work, 0.3);
-	CHECK(perf_rings() == one, "main thread after 0.3 s: %d rings", perf_rings());
+	CHECK(perf_rings_mapped() == one, "main thread after 0.3 s: %d rings",
+	      perf_rings_mapped());
 
 	/* A thread parked at its start has none; working, it gets one. */
 	struct parked w = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 };
 	pthread_t t;
 	CHECK(pthread_create(&t, NULL, worker, &w) == 0, "pthread_create");
 	wait_for(&w, 1);
-	CHECK(perf_rings() == one, "a parked thread has a ring: %d rings", perf_rings());
+	CHECK(perf_rings_mapped() == one, "a parked thread has a ring: %d rings",
+	      perf_rings_mapped());
 	tell(&w, 2);
 	wait_for(&w, 3);
-	CHECK(perf_rings() == 2 * one, "a thread after 0.2 s: %d rings, want %d", perf_rings(),
-	      2 * one);
+	CHECK(perf_rings_mapped() == 2 * one, "a thread after 0.2 s: %d rings, want %d",
+	      perf_rings_mapped(), 2 * one);
 	tell(&w, 4);
 	pthread_join(t, NULL);
-	CHECK(perf_rings() == one, "an ended thread's ring stayed: %d rings", perf_rings());
+	CHECK(perf_rings_mapped() == one, "an ended thread's ring stayed: %d rings",
+	      perf_rings_mapped());
 
 	pid_t pid = fork();
 	if (pid == 0) {
 		/* The parent's rings are not the child's (not copied). */
 		double used = burn(work_child_work, 0.2);
-		CHECK(perf_rings() == one, "fork child after 0.2 s: %d rings", perf_rings());
+		CHECK(perf_rings_mapped() == one, "fork child after 0.2 s: %d rings",
+		      perf_rings_mapped());
 		profil_off();
 		uint64_t child = histogram_sum(&h, HOT_START(child_work), HOT_STOP(child_work));
 		CHECK(about(child, used), "child: %llu counts for %.3f s",
@@ -121,7 +105,7 @@ int main(void)
 	struct profil_stats st = stats_now();
 	CHECK(st.threads_fallback == 0, "%u threads fell back to a timer", st.threads_fallback);
 	profil_off();
-	CHECK(perf_rings() == 0, "rings left after profiling stopped: %d", perf_rings());
+	CHECK(perf_rings_mapped() == 0, "rings left after profiling stopped: %d", perf_rings_mapped());
 	uint64_t m = histogram_sum(&h, HOT_START(main_work), HOT_STOP(main_work));
 	uint64_t th = histogram_sum(&h, HOT_START(thread_work), HOT_STOP(thread_work));
 	CHECK(about(m, main_used), "main: %llu counts for %.3f s", (unsigned long long)m, main_used);

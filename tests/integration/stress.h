@@ -89,19 +89,6 @@ struct stress_usage {
 	long vm_kb;
 };
 
-/* Shared mappings of perf events: the perf backend's rings. */
-static inline int stress_perf_rings(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
-	int n = 0;
-	while (f && fgets(line, sizeof line, f))
-		n += strstr(line, "anon_inode:[perf_event]") != NULL;
-	if (f)
-		fclose(f);
-	return n;
-}
-
 /*
  * The perf backend opens a thread's event and ring at the thread's first
  * sample (perf_late.c): the calling thread runs until it has its ring,
@@ -114,7 +101,7 @@ static inline void stress_sampled(void)
 	    || st.backend != PROFIL_BACKEND_PERF)
 		return;
 	double start = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
-	while (stress_perf_rings() == 0 && cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - start < 2)
+	while (perf_rings_mapped() == 0 && cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - start < 2)
 		for (volatile int i = 0; i < 1000000; i++)
 			;
 }

@@ -37,6 +37,15 @@
 #define __SANITIZE_ADDRESS__ 1	/* clang's way of saying it */
 #endif
 #endif
+/*
+ * The calling thread's stack, from its start: the sample handler runs
+ * on it (unless on a sigaltstack) and must know what is left below its
+ * frame (threads_stack).  Initial-exec: read in handlers.  0: not known
+ * (the main thread, whose stack grows, and threads made with clone).
+ */
+static __thread uintptr_t stack_lo __attribute__((tls_model("initial-exec")));
+static __thread uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
+
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
 /*
@@ -48,17 +57,9 @@
  */
 static void clear_stack_shadow(void)
 {
-	pthread_attr_t attr;
-	void *low;
-	size_t size;
-	if (pthread_getattr_np(pthread_self(), &attr) != 0)
-		return;
-	if (pthread_attr_getstack(&attr, &low, &size) == 0) {
-		char *here = __builtin_frame_address(0);
-		if (here > (char *)low && here <= (char *)low + size)
-			__asan_unpoison_memory_region(low, (size_t)(here - (char *)low));
-	}
-	pthread_attr_destroy(&attr);
+	char *here = __builtin_frame_address(0);
+	if (here > (char *)stack_lo && here <= (char *)stack_hi)
+		__asan_unpoison_memory_region((void *)stack_lo, (size_t)(here - (char *)stack_lo));
 }
 #else
 static void clear_stack_shadow(void)
@@ -66,15 +67,7 @@ static void clear_stack_shadow(void)
 }
 #endif
 
-/*
- * The calling thread's stack, from its start: the sample handler runs
- * on it (unless on a sigaltstack) and must know what is left below its
- * frame (threads_stack).  Initial-exec: read in handlers.  0: not known
- * (the main thread, whose stack grows, and threads made with clone).
- */
-static __thread uintptr_t stack_lo __attribute__((tls_model("initial-exec")));
-static __thread uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
-
+/* At a thread's start: its stack noted, its shadow cleared. */
 static void note_stack(void)
 {
 	pthread_attr_t attr;
@@ -87,6 +80,7 @@ static void note_stack(void)
 		stack_hi = (uintptr_t)low + size;
 	}
 	pthread_attr_destroy(&attr);
+	clear_stack_shadow();
 }
 
 void threads_stack(uintptr_t *lo, uintptr_t *hi)
@@ -148,7 +142,6 @@ void threads_init(void)
 
 static void *trampoline(void *p)
 {
-	clear_stack_shadow();
 	note_stack();
 	struct start start = *(struct start *)p;
 	free(p);
@@ -175,7 +168,6 @@ struct c11_start {
 
 static int c11_trampoline(void *p)
 {
-	clear_stack_shadow();
 	note_stack();
 	struct c11_start start = *(struct c11_start *)p;
 	free(p);
