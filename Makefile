@@ -148,11 +148,12 @@ $(B)/obj/%.o: %.S
 # may still call.  -z now: no lazy binding in what a handler reaches (the
 # loader's resolver saves the vector registers on the stack: 3 KiB more,
 # too much for a PTHREAD_STACK_MIN thread or a small sigaltstack).
-$(SHLIB): $(RUNTIME_OBJ) src/runtime/libprofil.map
+# libprofil.ld: .bss as file contents, not anonymous memory (it says why).
+$(SHLIB): $(RUNTIME_OBJ) src/runtime/libprofil.map src/runtime/libprofil.ld
 	@mkdir -p $(dir $@)
 	$(CC) $(LIBFLAGS) $(CFLAGS) -shared -Wl,-soname,$(SONAME) \
 		-Wl,--version-script=src/runtime/libprofil.map -Wl,-z,defs -Wl,-z,nodelete \
-		-Wl,-z,now -o $@ $(RUNTIME_OBJ)
+		-Wl,-z,now -Wl,-T,src/runtime/libprofil.ld -o $@ $(RUNTIME_OBJ)
 
 $(B)/lib/libprofil.so: $(SHLIB)
 	ln -sf libprofil.so.$(SOVERSION) $(B)/lib/$(SONAME)

@@ -3,8 +3,10 @@
 # 23): Debian's redis-server under profil run, on 127.0.0.1, loaded by
 # redis-benchmark, then crashed with DEBUG SEGFAULT, both backends.  Its
 # crash report tests every writable anonymous mapping in place; our
-# state is in memfd mappings and the library's file (statemem.h), and
-# takes no sample while the program's fault handler runs (fault.h), so
+# state is in mappings of /dev/zero and in the library's file (statemem.h;
+# libprofil.ld makes its writable segment all file contents, checked
+# first, with or without redis), and takes no sample while the program's
+# fault handler runs (fault.h), so
 # the report finds no memory error; and a sample meanwhile reads nothing
 # in the crashed thread's TLS, which the test fills with patterns too, so
 # the report is written to its end.  profil run exits as the server did,
@@ -16,6 +18,9 @@ B=${1:-build}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 . "$root/tests/cli/lib.sh"
 cd "$tmp" || exit 1
+readelf -lW "$B/lib/libprofil.so" | awk '$1 == "LOAD" && $7 == "RW" { n++; if ($5 != $6) bad = 1 }
+	END { exit bad || n != 1 }' \
+	|| { echo "not ok: libprofil.so's writable segment has memory the loader maps as anonymous (libprofil.ld)"; exit 1; }
 for p in redis-server redis-benchmark redis-cli; do
 	command -v $p > /dev/null || { echo "skip: no $p (scripts/setup.sh installs it)"; exit 0; }
 done

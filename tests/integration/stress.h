@@ -125,8 +125,9 @@ static inline struct stress_usage stress_usage_now_settled(int want)
 	u.timers = count_timers();
 	/* The profile file's pages are left out: they are the profile,
 	   filling as new stacks are met (bounded by the file's size), not
-	   memory kept from the program.  Anonymous and shared memory (the
-	   memfd) are where a leak of libprofil's would show. */
+	   memory kept from the program.  Anonymous memory (private
+	   mappings of /dev/zero too) is where a leak of libprofil's would
+	   show. */
 	u.rss_kb = stress_status("RssAnon") + stress_status("RssShmem");
 	u.vm_kb = stress_status("VmSize");
 	return u;

@@ -686,6 +686,13 @@ static int perf_open(unsigned hz, unsigned generation)
 	session = generation;
 	session_hz = hz;
 	atomic_store(&period_ns, 1000000000u / hz);
+	/* A filter may kill at perf_event_open: under one, tried in a
+	   child first. */
+	if (seccomp_state(&filters_at_open) > 0) {
+		int refused = seccomp_perf_refused();
+		if (refused)
+			return -refused;
+	}
 	/* Is it allowed here?  (perf_event_paranoid, seccomp, no kernel
 	   support all refuse the first event.) */
 	stack_copy = env_stack_copy();
@@ -693,7 +700,6 @@ static int perf_open(unsigned hz, unsigned generation)
 	if (r != 0)
 		return r;
 	signals_held = tsan_present();
-	filters_at_open = seccomp_filters();
 	r = map_table();
 	if (r != 0)
 		return r;

@@ -49,7 +49,6 @@
 #include "sinks/sigown.h"
 #include "core/fds.h"
 #include "core/sampler.h"
-#include "core/seccomp.h"
 #include "core/stats.h"
 #include "sinks/thread_table.h"
 #include "../../format/profile.h"
@@ -456,6 +455,7 @@ static void arm_listed(int only_new)
 	}
 	static char buf[4096] __attribute__((aligned(8)));	/* under lock */
 	long n;
+	pid_t self = current_tid();
 	memset(ended_seen, 0, sizeof ended_seen);
 	while ((n = syscall(SYS_getdents64, (int)dir, buf, sizeof buf)) > 0) {
 		for (long at = 0; at < n;) {
@@ -465,8 +465,10 @@ static void arm_listed(int only_new)
 			const char *c = d->d_name;
 			for (; *c >= '0' && *c <= '9' && tid < (1L << 30); c++)
 				tid = tid * 10 + (*c - '0');
+			/* The calling thread runs our code: no kernel worker. */
 			if (*c != '\0' || tid <= 0 || (only_new && find_slot((pid_t)tid))
-			    || ended_listed((pid_t)tid) || kernel_worker((pid_t)tid))
+			    || ended_listed((pid_t)tid)
+			    || ((pid_t)tid != self && kernel_worker((pid_t)tid)))
 				continue;
 			arm_thread((pid_t)tid);
 		}
@@ -545,9 +547,7 @@ static int open_backend(void)
 		const char *why;
 		unsigned limit = max_hz_of(b, &why);
 		unsigned use = hz_asked < limit ? hz_asked : limit;
-		/* A filter may kill on perf_event_open: tried in a child. */
-		int refused = b == &backend_perf && seccomp_filtered() ? seccomp_perf_refused() : 0;
-		last = refused ? -refused : b->open(use, atomic_load(&generation));
+		last = b->open(use, atomic_load(&generation));
 		if (last == 0) {
 			backend = b;
 			used = b->id;

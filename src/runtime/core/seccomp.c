@@ -3,7 +3,7 @@
  *
  * A filter may kill or trap on perf_event_open (systemd's
  * SystemCallFilter= kills by default), and a filter cannot be read back
- * without privileges: under one (seccomp_filtered), perf_event_open is
+ * without privileges: under one (seccomp_state), perf_event_open is
  * first tried in a child process of our own (seccomp_perf_refused), made
  * with a raw clone so that no fork handler runs and no SIGCHLD is sent.
  * A child killed by the filter means EPERM; otherwise its errno is the
@@ -38,26 +38,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-int seccomp_filtered(void)
-{
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	char buf[4096];
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	const char *line = strstr(buf, "\nSeccomp:");
-	if (!line)
-		return 0;
-	line += strlen("\nSeccomp:");
-	while (*line == ' ' || *line == '\t')
-		line++;
-	return *line != '0';
-}
-
 /* The number after "name:" in text, or -1. */
 static int status_field(const char *text, const char *name)
 {
@@ -75,23 +55,40 @@ static int status_field(const char *text, const char *name)
 	return n;
 }
 
-int seccomp_filters(void)
+/* The calling thread's /proc/thread-self/status into buf: its length,
+   or -1. */
+static long thread_status(char *buf, size_t size)
 {
-	char buf[4096];
 	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/status",
 			      O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	long n = syscall(SYS_read, fd, buf, sizeof buf - 1);
+	long n = syscall(SYS_read, fd, buf, size - 1);
 	syscall(SYS_close, fd);
 	if (n <= 0)
 		return -1;
 	buf[n] = '\0';
-	int filters = status_field(buf, "\nSeccomp_filters:");
-	if (filters >= 0)
-		return filters;
+	return n;
+}
+
+int seccomp_state(int *filters)
+{
+	char buf[4096];
+	*filters = -1;
+	if (thread_status(buf, sizeof buf) < 0)
+		return -1;
 	int mode = status_field(buf, "\nSeccomp:");
-	return mode < 0 ? -1 : mode != 0;
+	*filters = status_field(buf, "\nSeccomp_filters:");
+	if (*filters < 0 && mode >= 0)
+		*filters = mode != 0;	/* before Linux 5.9: 1 for any */
+	return mode;
+}
+
+int seccomp_filters(void)
+{
+	int filters;
+	seccomp_state(&filters);
+	return filters;
 }
 
 /* The kernel's layout of an action, to reset one without libc. */

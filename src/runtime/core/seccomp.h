@@ -4,8 +4,10 @@
 #ifndef PROFIL_SECCOMP_H
 #define PROFIL_SECCOMP_H
 
-/* Is the process under a seccomp filter (or in strict mode)? */
-int seccomp_filtered(void);
+/* The calling thread's seccomp mode (0 none, 1 strict, 2 filter; -1 if
+   it cannot be read), with its count of filters in *filters as
+   seccomp_filters gives it: one look at /proc.  Async-signal-safe. */
+int seccomp_state(int *filters);
 
 /* How many seccomp filters the calling thread is under (Linux 5.9's
    Seccomp_filters; before it, 1 for any): a number that grows when the

@@ -244,16 +244,34 @@ static void program_name(char *out, size_t size)
 }
 
 /*
- * The command line, read once at start (a fork child has the same one;
+ * The command line, taken once at start (a fork child has the same one;
  * a program that rewrites its argv later does not change what it was
  * run as).  As /proc/self/cmdline gives it: NUL-terminated arguments.
+ * glibc passes a library's constructors the program's argc and argv,
+ * the same bytes, read in place: the file costs a process 15 us.
  */
 static char cmdline[PROFILE_CMDLINE_MAX];
 static uint32_t cmdline_len;
 static int cmdline_cut;
 
-static void read_cmdline(void)
+static void cmdline_add(const char *p, size_t n)
 {
+	size_t room = sizeof cmdline - cmdline_len;
+	if (n > room) {
+		n = room;
+		cmdline_cut = 1;
+	}
+	memcpy(cmdline + cmdline_len, p, n);
+	cmdline_len += (uint32_t)n;
+}
+
+static void read_cmdline(int argc, char **argv)
+{
+	if (argc > 0 && argv && argv[argc] == NULL) {
+		for (int i = 0; i < argc && !cmdline_cut; i++)
+			cmdline_add(argv[i], strlen(argv[i]) + 1);
+		return;
+	}
 	int in = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return;	/* no /proc: argv[0] alone, as before */
@@ -1225,14 +1243,14 @@ static void preload_quick_exit(void)
 	sampler_exit_now();
 }
 
-static void preload_init(void)
+static void preload_init(int argc, char **argv)
 {
 	const char *runs = getenv("PROFIL_RUN");
 	if (!runs || !*runs || getauxval(AT_SECURE))
 		return;
 	run_id = strtoull(runs, NULL, 10);
 	int cancel = lock_enter();
-	read_cmdline();
+	read_cmdline(argc, argv);
 	if (create_file(objects_need()) != 0) {
 		lock_leave(cancel);
 		return;
@@ -1259,10 +1277,10 @@ static void preload_init(void)
 
 /* The core calls nothing of ours: the sampler is set up first (it may
    have been already, by monstartup from libprofil's _init). */
-__attribute__((constructor)) static void preload_ctor(void)
+__attribute__((constructor)) static void preload_ctor(int argc, char **argv)
 {
 	sampler_init();
-	preload_init();
+	preload_init(argc, argv);
 }
 
 /*

@@ -41,8 +41,8 @@ static atomic_int installed;
  * it may be believed.  Not in thread-local storage: a crash report that
  * tests memory in place tests the thread's own TLS block too (redis's
  * does, pattern by pattern), and a sample that read its state there read
- * the pattern.  Here it is in the library's .bss, a memfd mapping the
- * tests leave alone (statemem.h), and a sample reads nothing of the
+ * the pattern.  Here it is in the library's statics, file contents
+ * the tests leave alone (libprofil.ld), and a sample reads nothing of the
  * thread's own until it knows the thread is not in such a handler.
  */
 #define HANDLING_MAX 64

@@ -97,8 +97,8 @@ uintptr_t reserve_untouched_end(const struct page_reserve *r, const void *p)
  * The states of mappings up to 4 MiB share pages, cut in order from one
  * and never given back: a short process sets up a dozen of them (its
  * profile's table, and a segment and its system companion for each
- * object), and each page of state costs it a fault and a page of the
- * memfd.  Larger ones get pages of their own.
+ * object), and each page of state costs it a fault and a page of
+ * memory.  Larger ones get pages of their own.
  */
 #define SHARED_MAX 1024u
 static _Atomic uintptr_t shared_next;	/* in the page being cut; none at

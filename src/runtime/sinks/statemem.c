@@ -1,5 +1,5 @@
 /*
- * statemem.c - the runtime's state in memfd mappings (statemem.h).
+ * statemem.c - the runtime's state in mappings of /dev/zero (statemem.h).
  *
  * Async-signal-safe and lock-free (a handler's rescan arms threads):
  * system calls only, through syscall() so that none is a cancellation
@@ -8,68 +8,40 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "sinks/statemem.h"
 
-#ifndef MFD_CLOEXEC
-#define MFD_CLOEXEC 1u
-#endif
-
-/* One memfd of many pages, reserved in address space only, from which
+/* One mapping of many pages, reserved in address space only, from which
    mappings are cut in order: a process's state costs a few system
    calls, not four per table (a short process has twenty tables).
-   Large enough for the timer backend's tallies (56 MiB) as well: one
-   memfd a process, and one look at /proc/self/status, not two. */
+   Large enough for the timer backend's tallies (56 MiB) as well. */
 #define ARENA_SIZE ((size_t)256 << 20)
 static _Atomic uintptr_t arena_next, arena_end;
 
-/* Under a seccomp filter memfd_create may kill the process (a filter
-   cannot be read back): anonymous memory there.  Asked each time, as a
-   program may install one at any time; only a new arena asks. */
-static int seccomp_on(void)
-{
-	char buf[4096];
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 1;
-	ssize_t n = syscall(SYS_read, fd, buf, sizeof buf - 1);
-	syscall(SYS_close, fd);
-	if (n <= 0)
-		return 1;
-	buf[n] = '\0';
-	const char *at = strstr(buf, "\nSeccomp:");
-	if (!at)
-		return 0;	/* a kernel without seccomp */
-	at += strlen("\nSeccomp:");
-	while (*at == ' ' || *at == '\t')
-		at++;
-	return *at != '0';
-}
+/* libprofil.ld puts the library's .bss after this, in a section of the
+   file (initialised data makes it one). */
+__attribute__((section(".data.state_anchor"), used)) static char state_anchor = 1;
 
-static void *memfd_map(size_t size)
+/*
+ * A private mapping of /dev/zero is anonymous memory to the kernel (a
+ * page costs a zeroing, a fork's child gets a copy) but is listed under
+ * the device's name, which a test of anonymous mappings skips.  A memfd
+ * did the same at twice the cost a page (the file's page, then the
+ * private copy), and a look at the seccomp mode first, as a filter may
+ * kill at memfd_create: every filter lets a program open files.
+ */
+static void *zero_map(size_t size)
 {
-	if (seccomp_on())
-		return MAP_FAILED;
-	/* A memfd longer than RLIMIT_FSIZE is refused with SIGXFSZ, which
-	   would kill the program: within it, or anonymous memory. */
-	struct rlimit fsize;
-	if (syscall(SYS_prlimit64, 0, RLIMIT_FSIZE, NULL, &fsize) != 0
-	    || (fsize.rlim_cur != RLIM_INFINITY && size > fsize.rlim_cur))
-		return MAP_FAILED;
-	int fd = (int)syscall(SYS_memfd_create, "profil", MFD_CLOEXEC);
+	/* Read access is all a private mapping needs, also to write. */
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/dev/zero", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return MAP_FAILED;
-	void *p = MAP_FAILED;
-	if (syscall(SYS_ftruncate, fd, (off_t)size) == 0)
-		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
 	syscall(SYS_close, fd);
 	return p;
 }
@@ -90,7 +62,7 @@ void *statemem_map(size_t size, int noreserve)
 			}
 			continue;
 		}
-		void *a = memfd_map(ARENA_SIZE);
+		void *a = zero_map(ARENA_SIZE);
 		if (a == MAP_FAILED)
 			break;
 		/* This allocation first, the rest for those after it; a
@@ -101,7 +73,7 @@ void *statemem_map(size_t size, int noreserve)
 		errno = saved;
 		return a;
 	}
-	void *p = memfd_map(size);
+	void *p = zero_map(size);
 	if (p == MAP_FAILED)
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | (noreserve ? MAP_NORESERVE : 0), -1, 0);
@@ -109,99 +81,19 @@ void *statemem_map(size_t size, int noreserve)
 	return p;
 }
 
-static int zero_page(const char *p, size_t len)
-{
-	const uint64_t *w = (const uint64_t *)(const void *)p;
-	for (size_t i = 0; i < len / sizeof *w; i++)
-		if (w[i])
-			return 0;
-	return 1;
-}
-
-/* Which of the n pages at p have been touched (have a page of memory):
-   one mincore for them all, at most 64.  All when the kernel cannot say. */
-static void touched(const char *p, size_t page, size_t n, unsigned char *in)
-{
-	if (syscall(SYS_mincore, p, n * page, in) != 0)
-		memset(in, 1, n);
-}
-
-/*
- * The library's own zero-initialised statics (.bss) past the last page
- * of its file are anonymous memory too: moved into a memfd at load,
- * before any of our constructors has written them.  Only in the shared
- * library: linked into a program, .bss is the program's.
- */
-static int own_bss(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	(void)arg;
-	uintptr_t here = (uintptr_t)(void *)own_bss;
-	int ours = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type == PT_LOAD && here - (info->dlpi_addr + ph->p_vaddr) < ph->p_memsz)
-			ours = 1;
-	}
-	if (!ours)
-		return 0;
-	if (!info->dlpi_name || !*info->dlpi_name)
-		return 1;	/* the program itself */
-	long page = sysconf(_SC_PAGESIZE);
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W) || ph->p_memsz <= ph->p_filesz)
-			continue;
-		uintptr_t at = info->dlpi_addr + ph->p_vaddr;
-		uintptr_t lo = (at + ph->p_filesz + page - 1) & ~(uintptr_t)(page - 1);
-		uintptr_t hi = (at + ph->p_memsz + page - 1) & ~(uintptr_t)(page - 1);
-		if (hi <= lo)
-			continue;
-		size_t len = hi - lo;
-		void *copy = statemem_map(len, 0);
-		if (copy == MAP_FAILED)
-			continue;
-		/* Only the pages that hold something: a page of the copy
-		   written costs the memfd a page and the private mapping
-		   another, 0.2 ms a process for 21 pages that are all zero
-		   at load.  A page never touched is zero without a look
-		   (mincore): a look costs a fault for the shared zero page. */
-		for (size_t off = 0; off < len; off += 64 * (size_t)page) {
-			unsigned char in[64];
-			size_t n = (len - off) / (size_t)page < 64 ? (len - off) / (size_t)page : 64;
-			touched((const char *)lo + off, (size_t)page, n, in);
-			for (size_t k = 0; k < n; k++) {
-				const char *from = (const char *)lo + off + k * (size_t)page;
-				if ((in[k] & 1) && !zero_page(from, (size_t)page))
-					memcpy((char *)copy + off + k * (size_t)page, from,
-					       (size_t)page);
-			}
-		}
-		/* One call puts the copy in place of the original. */
-		if (mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)lo) == MAP_FAILED)
-			munmap(copy, len);
-	}
-	return 1;
-}
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define STATEMEM_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define STATEMEM_ASAN 1
-#endif
-
+/* The arena at load: a program that turns profiling on and off sees its
+   address space as it was before the first time (the arena stays for
+   the process's life), and a process that never profiles pays an open
+   and a mapping, no page. */
 __attribute__((constructor(101))) static void statemem_init(void)
 {
-#ifdef STATEMEM_ASAN
-	/* ASan poisons the red zones between globals: copying .bss whole
-	   would be reported as an overflow.  A sanitizer build is a test
-	   build: its .bss stays where the loader put it. */
-	return;
-#endif
 	int saved = errno;
-	dl_iterate_phdr(own_bss, NULL);
+	void *a = zero_map(ARENA_SIZE);
+	uintptr_t none = 0;
+	if (a != MAP_FAILED
+	    && !atomic_compare_exchange_strong(&arena_next, &none, (uintptr_t)a))
+		munmap(a, ARENA_SIZE);	/* a statemem_map before us made one */
+	else if (a != MAP_FAILED)
+		atomic_store(&arena_end, (uintptr_t)a + ARENA_SIZE);
 	errno = saved;
 }

@@ -5,12 +5,12 @@
  * A program may scan its anonymous mappings: redis, when it crashes,
  * tests every writable anonymous mapping of /proc/self/maps in place,
  * and reports a memory error when a value changes under its test, as
- * our counters do while samples come in.  Mapped from a memfd
- * (privately: a fork's child gets its copy, as with anonymous memory),
- * our state is listed as /memfd:profil, a file, which such scans skip.
- * Where no memfd can be had (an old kernel, no descriptor left, an
- * RLIMIT_FSIZE below its size, a seccomp filter that might kill the
- * process for trying), plain anonymous memory.
+ * our counters do while samples come in.  Mapped privately from
+ * /dev/zero (anonymous memory to the kernel: a fork's child gets its
+ * copy), our state is listed as /dev/zero, a device, which such scans
+ * skip; the library's own statics are in its file's data (libprofil.ld).
+ * Where /dev/zero cannot be opened (no /dev, no descriptor left, a
+ * sandbox), plain anonymous memory.
  * Async-signal-safe and lock-free.
  */
 #ifndef PROFIL_STATEMEM_H
