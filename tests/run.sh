@@ -72,6 +72,7 @@ san_skip() {	# NAME: the reason, or nothing
 	case $1 in
 	crash_memtest) echo "it overwrites the thread's TLS mapping, where the sanitizers" \
 		"keep state their code reads" ;;
+	handler_alloc) echo "it interposes malloc, which the sanitizers' runtime owns" ;;
 	esac
 }
 for t in "$B"/tests/integration/*; do

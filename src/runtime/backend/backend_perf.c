@@ -625,9 +625,23 @@ static int no_new_filter(void)
 	return filters >= 0 && filters <= filters_at_open;
 }
 
+/*
+ * Whether ThreadSanitizer is in the process, found at load time: perf_open
+ * may run in a signal handler (profil() called from one), and a dlsym
+ * that finds nothing allocates its error message, which deadlocked with
+ * the malloc the handler had interrupted.  -1 until known.
+ */
+static int tsan_loaded = -1;
+
 static int tsan_present(void)
 {
 	return dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+}
+
+__attribute__((constructor)) static void perf_load(void)
+{
+	if (tsan_loaded < 0)
+		tsan_loaded = tsan_present();
 }
 
 /* A pid no process has: above the kernel's PID_MAX_LIMIT. */
@@ -699,7 +713,10 @@ static int perf_open(unsigned hz, unsigned generation)
 	int r = probe(sampler_stack_depth() > 0);
 	if (r != 0)
 		return r;
-	signals_held = tsan_present();
+	/* Before libprofil's constructors only from monstartup in a
+	   library's _init, never in a handler. */
+	perf_load();
+	signals_held = tsan_loaded;
 	r = map_table();
 	if (r != 0)
 		return r;
