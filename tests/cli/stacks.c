@@ -37,7 +37,11 @@
 #include <zlib.h>
 #endif
 
+#ifdef __clang__
+#define NOINLINE __attribute__((noinline))	/* clang has no noclone */
+#else
 #define NOINLINE __attribute__((noinline, noclone))
+#endif
 
 static volatile uint64_t sink;
 static double seconds;

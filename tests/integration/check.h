@@ -56,8 +56,14 @@ static inline int check_done(const char *name)
 }
 
 /* A function in a section of its own, whose range HOT_START/HOT_STOP give;
-   aligned, so that no 2-byte counter straddles two of them. */
-#define HOT(name) __attribute__((noinline, noclone, used, aligned(16), section("hot_" #name)))
+   aligned, so that no 2-byte counter straddles two of them.  No clone of
+   it elsewhere (gcc's noclone; clang has no such attribute). */
+#ifdef __clang__
+#define HOT_NOCLONE
+#else
+#define HOT_NOCLONE noclone,
+#endif
+#define HOT(name) __attribute__((noinline, HOT_NOCLONE used, aligned(16), section("hot_" #name)))
 #define HOT_DECLARE(name) extern char __start_hot_##name[], __stop_hot_##name[]
 #define HOT_START(name) ((uintptr_t)__start_hot_##name)
 #define HOT_STOP(name) ((uintptr_t)__stop_hot_##name)

@@ -53,7 +53,7 @@ static int mapping_of(uintptr_t a, uintptr_t *lo, uintptr_t *hi)
 /* Nothing here may touch thread-local storage (errno, the stack
    protector's canary) while a pattern is in it. */
 #define NO_TLS __attribute__((noinline, no_sanitize("address", "undefined"), \
-			      optimize("no-stack-protector")))
+			      no_stack_protector))
 
 static NO_TLS uintptr_t pattern(int which, size_t i)
 {
