@@ -356,17 +356,23 @@ static inline int count_timers(void)
 	return n;
 }
 
-/* The perf backend's rings: shared mappings of anon_inode:[perf_event]. */
-static inline int perf_rings_mapped(void)
+/* The mappings of /proc/self/maps whose line names what. */
+static inline int maps_naming(const char *what)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[4096];
 	int n = 0;
 	while (f && fgets(line, sizeof line, f))
-		n += strstr(line, "anon_inode:[perf_event]") != NULL;
+		n += strstr(line, what) != NULL;
 	if (f)
 		fclose(f);
 	return n;
+}
+
+/* The perf backend's rings: shared mappings of anon_inode:[perf_event]. */
+static inline int perf_rings_mapped(void)
+{
+	return maps_naming("anon_inode:[perf_event]");
 }
 
 /* The sampling period in force, in seconds. */

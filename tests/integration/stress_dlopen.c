@@ -14,17 +14,6 @@ HOT_WORK(work)
 
 static char lib[4096];
 
-static int mapped(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[4096];
-	int n = 0;
-	while (f && fgets(line, sizeof line, f))
-		n += strstr(line, "libdlwork.so") != NULL;
-	if (f)
-		fclose(f);
-	return n;
-}
 
 static void cycle(int n)
 {
@@ -63,7 +52,7 @@ int main(int argc, char **argv)
 	stress_burn(&h, work_work);
 	struct stress_usage after = stress_usage_now();
 	stress_check_usage("while sampling", before, after, 2048, 8192);
-	CHECK(mapped() == 0, "libdlwork.so still mapped after dlclose");
+	CHECK(maps_naming("libdlwork.so") == 0, "libdlwork.so still mapped after dlclose");
 	stress_finish(preloaded, &h, idle, 8192);
 	printf("%d dlopen/dlclose\n", n);
 	return check_done("stress_dlopen");
