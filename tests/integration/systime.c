@@ -94,19 +94,28 @@ static void mostly_system(void)
 	       (unsigned long long)in_kernel_fn);
 	CHECK(system > 0.5 * cpu, "the workload is not mostly system time: %.3f of %.3f s",
 	      system, cpu);
-	/* getrusage counts in ticks: allow a few of them, and the period
-	   each thread was in the middle of. */
-	CHECK(fabs(st.taken * period - cpu) <= 0.05 * cpu + 0.02,
-	      "samples stand for %.3f s, user + system is %.3f s", st.taken * period, cpu);
-	/* Its split into user and system is drawn at the kernel's tick
-	   (250 Hz on Debian's kernels): a share p of cpu seconds has a
-	   standard error of sqrt(p (1 - p) cpu / 250), 41 ms here, and the
-	   system samples one of about a period times the root of their
-	   number.  Four of both together (0.05 cpu + 0.02, 2.9 of the
-	   first alone, failed once in nine CIs). */
+	/*
+	 * getrusage's split of cpu into user and system is drawn at the
+	 * kernel's tick (250 Hz on Debian's kernels): a share p of cpu
+	 * seconds has a standard error of sqrt(p (1 - p) cpu / 250), 41 ms
+	 * here; the system samples have one of about a period times the
+	 * root of their number.  The perf backend's user periods are exact
+	 * records, and it charges system time from that split, never more
+	 * than the CPU time leaves: the split's excursions above are dropped
+	 * and those below wait, so while it runs its samples fall short of
+	 * the CPU time by up to about the split's error (12 to 78 ms in 12
+	 * runs), a thread's end settling the rest as lost.  Four of both
+	 * errors together, and the period each thread was in the middle of.
+	 * (0.05 cpu + 0.02, 2.9 of the split's errors alone, failed twice in
+	 * ten CIs: 1.286 s of system samples against 1.424 s, and 1.896 s of
+	 * samples against 2.023 s of CPU time.)
+	 */
 	double p = system / cpu;
 	double split = sqrt(p * (1 - p) * cpu / 250), drawn = period * sqrt((double)st.system);
 	double bound = 4 * sqrt(split * split + drawn * drawn) + 0.02;
+	CHECK(fabs(st.taken * period - cpu) <= bound,
+	      "samples stand for %.3f s, user + system is %.3f s (bound %.3f s)",
+	      st.taken * period, cpu, bound);
 	CHECK(fabs(st.system * period - system) <= bound,
 	      "system samples stand for %.3f s, system time is %.3f s (bound %.3f s)",
 	      st.system * period, system, bound);
