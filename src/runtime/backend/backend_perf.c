@@ -18,11 +18,14 @@
  * No thread of ours (SPEC section 2): each ring is drained by its own
  * thread.  Every sampled thread also has a slow CPU-time timer from
  * backend_timer (timer_arm_system, every 10 ms of the thread's CPU time
- * or sooner for a small ring), whose signal handler, in that thread,
- * first hands this backend the ring to drain (drain_hook), then charges
- * the thread's system time, which a user-only event never sees.  So
- * counts are at most ~10 ms of a thread's CPU time behind, and a thread
- * that does not run has nothing new to drain.  flush() drains every ring
+ * while it uses system time, 40 ms while it does not, sooner for a small
+ * ring), whose signal handler, in that thread, first hands this backend
+ * the ring to drain (drain_hook), then charges the thread's system time,
+ * which a user-only event never sees.  So counts are at most ~40 ms of a
+ * thread's CPU time behind, and a thread that does not run has nothing
+ * new to drain.  Fewer signals lose fewer samples: the event's timer
+ * takes none when it fires while the thread is in the kernel, and a
+ * signal's delivery is such a moment.  flush() drains every ring
  * when a session stops or replaces its buffers, disarm() a ring before
  * it goes (thread end, stop, exec), flush_now() at _exit.  O_ASYNC with
  * F_SETOWN_EX would signal every sample (it ignores wakeup_watermark),
@@ -764,13 +767,13 @@ static long free_entry(void)
 	return (long)nrings++;
 }
 
-/* The drain timer's interval: a quarter of the ring at the rate asked,
-   at least a period, at most 10 ms (what the system-time charge wants). */
-static long drain_interval(uint64_t data_size, uint64_t record)
+/* A drain timer's interval: share of the ring at the rate asked, at
+   least a period, at most most_ns. */
+static long drain_interval(uint64_t data_size, uint64_t record, unsigned share, long most_ns)
 {
-	uint64_t periods = data_size / record / 4;
+	uint64_t periods = data_size / record / share;
 	uint64_t ns = (periods ? periods : 1) * atomic_load(&period_ns);
-	return ns < 10000000u ? (long)ns : 10000000L;
+	return ns < (uint64_t)most_ns ? (long)ns : most_ns;
 }
 
 /* The data pages (a power of two) that hold records samples with stacks. */
@@ -868,9 +871,15 @@ static int open_ring(long i, pid_t tid)
 	ring->r.throttled_at = 0;
 	ring->has_system_timer = 0;
 	memset(&ring->system_timer, 0, sizeof ring->system_timer);
+	/* While the thread makes system calls, a quarter of the ring, at
+	   most 10 ms (what the system-time charge wants); while it makes
+	   none, half, at most 40 ms: the kernel's tick may fire the timer
+	   up to a tick late. */
 	if (timer_opened
 	    && timer_arm_system(&ring->system_timer, tid, sampler_system_time(),
-				drain_interval(ring->r.data_size, ring->record_bytes), i) == 0)
+				drain_interval(ring->r.data_size, ring->record_bytes, 4, 10000000L),
+				drain_interval(ring->r.data_size, ring->record_bytes, 2, 40000000L),
+				i) == 0)
 		ring->has_system_timer = 1;
 	if (!ring->has_system_timer)
 		system_blind = 1;
