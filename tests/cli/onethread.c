@@ -58,6 +58,7 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		int child = burn(seconds);
 		printf("child: %d tasks, single-threaded %d\n", child, __libc_single_threaded);
+		fflush(stdout);
 		_exit(child == 1 && __libc_single_threaded == 1 ? 0 : 1);
 	}
 	int status = 1;
