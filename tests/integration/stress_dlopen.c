@@ -14,7 +14,6 @@ HOT_WORK(work)
 
 static char lib[4096];
 
-
 static void cycle(int n)
 {
 	for (int i = 0; i < n; i++) {

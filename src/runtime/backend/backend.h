@@ -86,9 +86,9 @@ extern const struct backend backend_timer;
  * by default 10 ms) whose signal, in that thread, first hands cookie to
  * the drain hook (if cookie >= 0), then, with charge, charges the
  * thread's system time since the last one, in the sampler's periods, to
- * the pc it interrupts.  While the thread uses no system time, and
- * without charge, it fires every quiet_ns instead (from interval_ns to
- * 40 ms; 0 for 40 ms).  Released with backend_timer.disarm(slot).
+ * the pc it interrupts.  Once 4 signals in a row found no new system
+ * time, and always without charge, it fires every quiet_ns instead (from
+ * interval_ns to 40 ms; 0 for 40 ms).  Released with backend_timer.disarm(slot).
  * Returns 0 or a negative errno.
  */
 int timer_arm_system(struct thread_slot *slot, pid_t tid, int charge, long interval_ns,
